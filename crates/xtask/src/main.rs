@@ -1,0 +1,55 @@
+//! `cargo xtask <task>`: the one command surface that humans and CI share.
+//!
+//! std only, so it builds in about a second on a fresh machine. Every task that needs system
+//! packages installs them first (idempotently), so the README's two commands work on a fresh
+//! Debian 12 machine that has only the Rust toolchain, node/npm and python3.
+
+// This binary talks to a human on a terminal; printing is its job.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod system;
+mod tasks;
+
+use std::process::ExitCode;
+
+const HELP: &str = "\
+cargo xtask <task>
+
+  up          set up the machine, build, and start the product on its embedded default
+  ci          everything CI checks: setup, format, lints, the whole test suite, bench smoke
+  setup       install the system packages the project needs (apt-get; skipped when present)
+  lint        cargo fmt --check and clippy with warnings denied
+  test        the whole test suite (nextest, then doc tests)
+  runner      build the static tool-runner that is mounted into sandboxes; prints its path
+  bench       run the benchmarks (criterion); figures go in docs/performance.md
+  fuzz T [S]  run fuzz target T for S seconds (default 60) with cargo-fuzz on nightly
+  help        this text
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let task = args.first().map(String::as_str).unwrap_or("help");
+    let rest = args.get(1..).unwrap_or_default();
+    let result = match task {
+        "up" => tasks::up(rest),
+        "ci" => tasks::ci(),
+        "setup" => system::ensure_test_packages(),
+        "lint" => tasks::lint(),
+        "test" => tasks::test(rest),
+        "runner" => tasks::runner().map(|path| println!("{}", path.display())),
+        "bench" => tasks::bench(rest),
+        "fuzz" => tasks::fuzz(rest),
+        "help" | "-h" | "--help" => {
+            print!("{HELP}");
+            Ok(())
+        }
+        other => Err(format!("unknown task `{other}`\n\n{HELP}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask {task}: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! System packages: the one list of what the project needs from Debian, installed idempotently.
+
+use std::process::Command;
+
+/// A Debian package and why the project needs it.
+pub struct Package {
+    pub name: &'static str,
+    pub why: &'static str,
+}
+
+/// What running the product on its embedded default (the local wall) needs.
+pub const RUN_PACKAGES: &[Package] = &[
+    Package {
+        name: "bubblewrap",
+        why: "namespaces and mounts of the local wall",
+    },
+    Package {
+        name: "ca-certificates",
+        why: "TLS to model APIs",
+    },
+];
+
+/// What the test suite needs beyond [`RUN_PACKAGES`].
+pub const TEST_EXTRA_PACKAGES: &[Package] = &[
+    Package {
+        name: "iproute2",
+        why: "network-namespace checks in the wall's escape suite",
+    },
+    Package {
+        name: "dbus",
+        why: "dbus-run-session for the secret-service keychain test",
+    },
+    Package {
+        name: "gnome-keyring",
+        why: "a real secret-service keychain for the keyring test",
+    },
+    Package {
+        name: "libsecret-tools",
+        why: "secret-tool, to check what the keychain test stored",
+    },
+];
+
+/// Installs what running the product and its whole test suite needs.
+pub fn ensure_test_packages() -> Result<(), String> {
+    let all: Vec<&Package> = RUN_PACKAGES.iter().chain(TEST_EXTRA_PACKAGES).collect();
+    ensure(&all)
+}
+
+/// Installs what running the product needs.
+pub fn ensure_run_packages() -> Result<(), String> {
+    ensure(&RUN_PACKAGES.iter().collect::<Vec<_>>())
+}
+
+fn installed(name: &str) -> bool {
+    Command::new("dpkg-query")
+        .args(["-W", "-f=${Status}", name])
+        .output()
+        .map(|out| String::from_utf8_lossy(&out.stdout).contains("install ok installed"))
+        .unwrap_or(false)
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+/// Installs every package of `packages` that is missing; does nothing when all are present.
+fn ensure(packages: &[&Package]) -> Result<(), String> {
+    let missing: Vec<&&Package> = packages.iter().filter(|p| !installed(p.name)).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    for package in &missing {
+        println!("setup: installing {} ({})", package.name, package.why);
+    }
+    let names: Vec<&str> = missing.iter().map(|p| p.name).collect();
+    let mut prefix: Vec<&str> = Vec::new();
+    if !is_root() {
+        if Command::new("sudo").arg("-n").arg("true").status().is_err() {
+            return Err(format!(
+                "these packages are missing and this user cannot install them: {}\n\
+                 install them as root: apt-get install -y {}",
+                names.join(", "),
+                names.join(" ")
+            ));
+        }
+        prefix.push("sudo");
+    }
+    run_apt(&prefix, &["update", "-q"])?;
+    let mut install = vec!["install", "-y", "-q", "--no-install-recommends"];
+    install.extend(names.iter().copied());
+    run_apt(&prefix, &install)
+}
+
+fn run_apt(prefix: &[&str], args: &[&str]) -> Result<(), String> {
+    let mut command = match prefix.first() {
+        Some(first) => {
+            let mut c = Command::new(first);
+            c.arg("apt-get");
+            c
+        }
+        None => Command::new("apt-get"),
+    };
+    command.args(args).env("DEBIAN_FRONTEND", "noninteractive");
+    let status = command
+        .status()
+        .map_err(|e| format!("could not start apt-get: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("apt-get {} failed ({status})", args.join(" ")))
+    }
+}

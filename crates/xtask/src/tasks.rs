@@ -1,0 +1,156 @@
+//! The tasks themselves. Each one is a short list of commands, printed before they run.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::system;
+
+/// The workspace root (xtask lives in `crates/xtask`).
+fn root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .ancestors()
+        .nth(2)
+        .map(Path::to_path_buf)
+        .unwrap_or(manifest)
+}
+
+fn cargo() -> Command {
+    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    command.current_dir(root());
+    command
+}
+
+fn run(mut command: Command) -> Result<(), String> {
+    let shown = format!("{command:?}").replace('"', "");
+    println!("$ {shown}");
+    let status = command
+        .status()
+        .map_err(|e| format!("could not start {shown}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{shown} failed ({status})"))
+    }
+}
+
+fn have(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .output()
+        .map(|out| out.status.success())
+        .unwrap_or(false)
+}
+
+/// Host target triple of the pinned toolchain (the runner is built for it, statically).
+const RUNNER_TARGET: &str = "x86_64-unknown-linux-gnu";
+
+/// Builds the tool-runner as one static executable and returns its path.
+///
+/// It is built with `--target` and its own target dir so that `+crt-static` applies to the
+/// runner alone and never to build scripts or proc-macros of the rest of the workspace.
+pub fn runner() -> Result<PathBuf, String> {
+    let target_dir = root().join("target").join("runner");
+    let mut command = cargo();
+    command
+        .args(["build", "--release", "--package", "tool-runner", "--bin", "tool-runner"])
+        .args(["--target", RUNNER_TARGET])
+        .env("CARGO_TARGET_DIR", &target_dir)
+        .env("RUSTFLAGS", "-C target-feature=+crt-static");
+    run(command)?;
+    Ok(target_dir
+        .join(RUNNER_TARGET)
+        .join("release")
+        .join("tool-runner"))
+}
+
+/// Set up, build, and start the product on its embedded default.
+pub fn up(args: &[String]) -> Result<(), String> {
+    system::ensure_run_packages()?;
+    let runner = runner()?;
+    // Until the host app exists, the product's main job is the runner's own self-check:
+    // it starts the runner, speaks the protocol to it and prints what each tool answered.
+    let mut command = Command::new(&runner);
+    command.arg("self-check").args(args);
+    run(command)
+}
+
+pub fn lint() -> Result<(), String> {
+    let mut fmt = cargo();
+    fmt.args(["fmt", "--all", "--check"]);
+    run(fmt)?;
+    let mut clippy = cargo();
+    clippy.args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--locked",
+        "--",
+        "-D",
+        "warnings",
+    ]);
+    run(clippy)
+}
+
+fn ensure_nextest() -> Result<(), String> {
+    if Command::new("cargo")
+        .args(["nextest", "--version"])
+        .output()
+        .map(|out| out.status.success())
+        .unwrap_or(false)
+    {
+        return Ok(());
+    }
+    let mut install = cargo();
+    install.args(["install", "cargo-nextest", "--locked"]);
+    run(install)
+}
+
+pub fn test(args: &[String]) -> Result<(), String> {
+    system::ensure_test_packages()?;
+    ensure_nextest()?;
+    let runner = runner()?;
+    let mut nextest = cargo();
+    nextest
+        .args(["nextest", "run", "--workspace", "--locked", "--profile", "ci"])
+        .args(args)
+        .env("PADDOCK_TOOL_RUNNER", &runner);
+    run(nextest)?;
+    let mut doc = cargo();
+    doc.args(["test", "--workspace", "--locked", "--doc"]);
+    run(doc)
+}
+
+pub fn ci() -> Result<(), String> {
+    system::ensure_test_packages()?;
+    lint()?;
+    test(&[])
+}
+
+pub fn bench(args: &[String]) -> Result<(), String> {
+    let runner = runner()?;
+    let mut bench = cargo();
+    bench
+        .args(["bench", "--workspace"])
+        .args(args)
+        .env("PADDOCK_TOOL_RUNNER", &runner);
+    run(bench)
+}
+
+pub fn fuzz(args: &[String]) -> Result<(), String> {
+    let target = args
+        .first()
+        .ok_or("name a fuzz target (see fuzz/fuzz_targets/)")?;
+    let seconds = args.get(1).map(String::as_str).unwrap_or("60");
+    if !have("cargo-fuzz") {
+        let mut install = cargo();
+        install.args(["install", "cargo-fuzz", "--locked"]);
+        run(install)?;
+    }
+    let mut command = cargo();
+    command
+        .args(["+nightly", "fuzz", "run", target.as_str()])
+        .args(["--", &format!("-max_total_time={seconds}")]);
+    command.current_dir(root());
+    run(command)
+}
