@@ -1,0 +1,6 @@
+//! # tool-runner
+//!
+//! Serves an agent's shell and file tools over `tool-protocol`, inside a sandbox (or, in direct
+//! mode, on the host). std only: it ships as one static executable.
+
+pub mod search;
