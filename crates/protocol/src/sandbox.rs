@@ -1,0 +1,121 @@
+//! What a session's sandbox is and what it enforced.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// Which wall enforced a tool call. Recorded on every tool-call event and audit row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum EnforcementLevel {
+    /// An NVIDIA OpenShell sandbox.
+    Openshell,
+    /// Paddock's local wall (bubblewrap + Landlock + seccomp + allow-list proxy).
+    Local,
+    /// No wall: the `direct` provider, chosen explicitly.
+    None,
+    /// Not in a sandbox by design: a connector that runs in the host process.
+    Host,
+}
+
+impl EnforcementLevel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EnforcementLevel::Openshell => "openshell",
+            EnforcementLevel::Local => "local",
+            EnforcementLevel::None => "none",
+            EnforcementLevel::Host => "host",
+        }
+    }
+
+    /// True when a wall (OpenShell's or Paddock's own) confines the call.
+    pub fn is_walled(self) -> bool {
+        matches!(self, EnforcementLevel::Openshell | EnforcementLevel::Local)
+    }
+}
+
+/// Which provider a machine is set to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderKind {
+    Openshell,
+    Local,
+    Direct,
+}
+
+impl ProviderKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Openshell => "openshell",
+            ProviderKind::Local => "local",
+            ProviderKind::Direct => "direct",
+        }
+    }
+
+    /// The enforcement level of every call this provider runs.
+    pub fn enforcement(self) -> EnforcementLevel {
+        match self {
+            ProviderKind::Openshell => EnforcementLevel::Openshell,
+            ProviderKind::Local => EnforcementLevel::Local,
+            ProviderKind::Direct => EnforcementLevel::None,
+        }
+    }
+}
+
+/// A connection the sandbox's network policy refused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct NetworkDenial {
+    pub host: String,
+    pub port: u16,
+    /// The program that tried, when the wall knows it.
+    pub binary: Option<String>,
+    /// Why, in the wall's words (e.g. "no matching policy", "resolves to always-blocked address").
+    pub reason: String,
+    /// The rule or engine that decided (e.g. `policy:-`, `engine:ssrf`, `profile:strict`).
+    pub rule: Option<String>,
+    /// Milliseconds since the Unix epoch.
+    #[ts(type = "number")]
+    pub time_ms: i64,
+}
+
+impl NetworkDenial {
+    /// The sentence a tool result carries for the model when a command hit this denial.
+    pub fn model_notice(&self) -> String {
+        format!(
+            "[blocked by the sandbox's network policy: {}:{}. This is not a network fault; ask the user to allow it.]",
+            self.host, self.port
+        )
+    }
+}
+
+/// One check of the wall attestation, run from inside the sandbox before the first tool call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct CanaryResult {
+    /// Stable name, e.g. `home_absent`, `outside_read_refused`, `no_new_privs`.
+    pub name: String,
+    pub passed: bool,
+    /// What was observed, in plain words.
+    pub detail: String,
+}
+
+/// The wall attestation of one sandbox: the canaries' results and a hash of the rendered wall
+/// configuration. Stored as the session's first audit record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct Attestation {
+    pub enforcement: EnforcementLevel,
+    /// `sha256:<hex>` of the rendered wall configuration (policy, mounts, rules).
+    pub config_hash: String,
+    pub canaries: Vec<CanaryResult>,
+    #[ts(type = "number")]
+    pub time_ms: i64,
+}
+
+impl Attestation {
+    pub fn passed(&self) -> bool {
+        self.canaries.iter().all(|c| c.passed)
+    }
+
+    /// The canaries that failed.
+    pub fn failures(&self) -> impl Iterator<Item = &CanaryResult> {
+        self.canaries.iter().filter(|c| !c.passed)
+    }
+}
