@@ -119,3 +119,80 @@ impl Attestation {
         self.canaries.iter().filter(|c| !c.passed)
     }
 }
+
+/// Whether a granted folder may be changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum FolderAccess {
+    ReadWrite,
+    ReadOnly,
+}
+
+/// A folder a session was granted, at the same absolute path inside the sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+pub struct FolderGrant {
+    /// Absolute path on the host, and inside the sandbox.
+    pub path: String,
+    pub access: FolderAccess,
+}
+
+/// The named network profiles; what each allows is data in `config/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum NetworkProfileName {
+    /// Code hosts and package registries, port 443 (the default).
+    Strict,
+    /// Strict plus web-search APIs.
+    Standard,
+    /// Public addresses on ports 80 and 443; files stay confined.
+    Open,
+}
+
+impl NetworkProfileName {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NetworkProfileName::Strict => "strict",
+            NetworkProfileName::Standard => "standard",
+            NetworkProfileName::Open => "open",
+        }
+    }
+}
+
+/// One check of `paddock machine sandbox status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct StatusCheck {
+    pub name: String,
+    pub ok: bool,
+    /// What was found, in plain words.
+    pub detail: String,
+    /// The exact command or setting that fixes a failed check.
+    pub fix: Option<String>,
+}
+
+/// Whether this machine can build its configured wall, and why not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct MachineSandboxStatus {
+    pub provider: ProviderKind,
+    pub enforcement: EnforcementLevel,
+    pub checks: Vec<StatusCheck>,
+}
+
+impl MachineSandboxStatus {
+    /// True when every check passed: sessions may start.
+    pub fn ready(&self) -> bool {
+        self.checks.iter().all(|c| c.ok)
+    }
+
+    /// One line per failed check with its fix, for refusals.
+    pub fn failure_summary(&self) -> String {
+        self.checks
+            .iter()
+            .filter(|c| !c.ok)
+            .map(|c| match &c.fix {
+                Some(fix) => format!("{}: {} (fix: {fix})", c.name, c.detail),
+                None => format!("{}: {}", c.name, c.detail),
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}

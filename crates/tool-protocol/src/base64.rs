@@ -25,7 +25,11 @@ pub struct DecodeError {
 
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid base64 at character {}: {}", self.offset, self.reason)
+        write!(
+            f,
+            "invalid base64 at character {}: {}",
+            self.offset, self.reason
+        )
     }
 }
 
@@ -86,7 +90,7 @@ pub fn encode(bytes: &[u8]) -> String {
 /// Decodes padded standard base64. Whitespace is not accepted: frames never contain it.
 pub fn decode(text: &str) -> Result<Vec<u8>, DecodeError> {
     let input = text.as_bytes();
-    if input.len() % 4 != 0 {
+    if !input.len().is_multiple_of(4) {
         return Err(DecodeError {
             offset: input.len(),
             reason: "length is not a multiple of 4",

@@ -380,7 +380,9 @@ impl Parser<'_> {
                 }
                 Some(b'\\') => {
                     self.pos += 1;
-                    let escaped = self.peek().ok_or_else(|| self.fail("unterminated escape"))?;
+                    let escaped = self
+                        .peek()
+                        .ok_or_else(|| self.fail("unterminated escape"))?;
                     self.pos += 1;
                     match escaped {
                         b'"' => out.push('"'),
@@ -482,7 +484,7 @@ mod tests {
     fn round_trips_canonically() {
         let text = r#"{"a":[1,-2,3.5,true,false,null],"b":"x\"y\\z\n\u0001é😀","c":{}}"#;
         let value = Value::parse(text).unwrap();
-        assert_eq!(value.to_json_string(), text.replace("é😀", "é😀"));
+        assert_eq!(value.to_json_string(), text);
     }
 
     #[test]

@@ -1,0 +1,34 @@
+//! Pieces every provider's wall attestation shares.
+
+use sha2::{Digest, Sha256};
+
+/// `sha256:<hex>` over the parts of a rendered wall configuration, each length-prefixed so that
+/// no two different part lists hash alike.
+pub fn config_hash(parts: &[&str]) -> String {
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part.as_bytes());
+    }
+    format!("sha256:{}", hex::encode(hasher.finalize()))
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_separates_parts() {
+        assert_ne!(config_hash(&["ab", "c"]), config_hash(&["a", "bc"]));
+        assert_eq!(config_hash(&["x"]), config_hash(&["x"]));
+        assert!(config_hash(&[]).starts_with("sha256:"));
+    }
+}

@@ -1,0 +1,22 @@
+//! # sandbox-provider
+//!
+//! One [`SandboxProvider`] trait for Paddock's three walls, so the agent never knows which one
+//! runs its tools:
+//!
+//! * `openshell`: an NVIDIA OpenShell sandbox per session, driven over gRPC;
+//! * `local`: Paddock's own Linux wall (bubblewrap + Landlock + seccomp + an allow-list proxy),
+//!   the embedded default when OpenShell is not configured;
+//! * `direct`: no wall at all, chosen explicitly; its enforcement level is `none`.
+//!
+//! Every provider starts the tool-runner and reaches it through a [`RunnerConnection`].
+
+mod attestation;
+pub mod direct;
+mod error;
+pub mod runner_client;
+mod sandbox;
+mod spawn;
+
+pub use error::ProviderError;
+pub use runner_client::{CallError, ConnectError, OutputChunk, RunnerConnection};
+pub use sandbox::{Sandbox, SandboxProvider, SandboxRequest, ToolCallOutcome};

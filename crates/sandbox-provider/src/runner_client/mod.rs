@@ -1,0 +1,420 @@
+//! The host side of `tool-protocol`: one connection to a tool-runner, many calls in flight.
+//!
+//! A reader task routes every frame to the call it belongs to; a writer task serialises frames
+//! so lines never interleave. Every provider (direct, local, openshell) reaches its runner through
+//! a [`RunnerConnection`]; only the byte stream under it differs.
+
+mod lines;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+use tool_protocol::checksum::Crc32c;
+use tool_protocol::{
+    Call, Data, Download, DownloadResult, ErrorCode, Hello, HostFrame, RunnerFrame, Stream,
+    ToolRequest, ToolResult, Upload, UploadResult,
+};
+
+/// How long the host waits for a cancelled call's final frame before giving up on it.
+const CANCEL_GRACE: Duration = Duration::from_secs(5);
+
+/// A chunk of a call's output, as it arrives.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputChunk {
+    pub stream: Stream,
+    pub chunk: Data,
+}
+
+/// Why opening a connection to a runner failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("the tool-runner closed the connection before sending its hello")]
+    NoHello,
+    #[error("the tool-runner's first frame was not a hello: {0}")]
+    BadHello(String),
+    #[error("{0}")]
+    VersionMismatch(String),
+    #[error("no hello from the tool-runner within {0:?}")]
+    Timeout(Duration),
+    #[error("reading the tool-runner's hello: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Why a call did not produce a result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CallError {
+    /// The runner refused or failed the call; the message names the path or field.
+    #[error("{code}: {message}")]
+    Tool { code: ErrorCode, message: String },
+    /// The call was cancelled and the runner confirmed it.
+    #[error("the call was cancelled")]
+    Cancelled,
+    /// The connection to the runner ended before the call did.
+    #[error("the connection to the tool-runner was lost: {0}")]
+    Disconnected(String),
+    /// The runner answered with something that does not fit the call.
+    #[error("the tool-runner broke the protocol: {0}")]
+    Protocol(String),
+}
+
+type CallReply = Result<ToolResult, CallError>;
+
+struct PendingCall {
+    output: Option<mpsc::UnboundedSender<OutputChunk>>,
+    done: oneshot::Sender<CallReply>,
+}
+
+#[derive(Default)]
+struct Shared {
+    calls: Mutex<HashMap<String, PendingCall>>,
+    /// Set once the reader has stopped; new calls fail at once with this reason.
+    closed: Mutex<Option<String>>,
+}
+
+impl Shared {
+    fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<String, PendingCall>> {
+        self.calls.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn closed(&self) -> Option<String> {
+        self.closed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn close(&self, reason: &str) {
+        *self.closed.lock().unwrap_or_else(PoisonError::into_inner) = Some(reason.to_owned());
+        for (_, call) in self.calls().drain() {
+            let _ = call
+                .done
+                .send(Err(CallError::Disconnected(reason.to_owned())));
+        }
+    }
+}
+
+/// One live connection to a tool-runner.
+pub struct RunnerConnection {
+    hello: Hello,
+    outgoing: mpsc::UnboundedSender<String>,
+    shared: Arc<Shared>,
+    next_id: AtomicU64,
+    ended: CancellationToken,
+}
+
+impl std::fmt::Debug for RunnerConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunnerConnection")
+            .field("build_id", &self.hello.build_id)
+            .field("pid", &self.hello.pid)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RunnerConnection {
+    /// Reads the runner's hello (refusing another protocol version) and starts serving calls.
+    pub async fn open<R, W>(reader: R, writer: W, timeout: Duration) -> Result<Self, ConnectError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let mut reader = BufReader::with_capacity(256 * 1024, reader);
+        let mut buf = Vec::new();
+        let first = tokio::time::timeout(timeout, lines::next_line(&mut reader, &mut buf))
+            .await
+            .map_err(|_| ConnectError::Timeout(timeout))??
+            .ok_or(ConnectError::NoHello)?;
+        let hello = match RunnerFrame::decode(&first) {
+            Ok(RunnerFrame::Hello(hello)) => hello,
+            Ok(other) => return Err(ConnectError::BadHello(format!("{other:?}"))),
+            Err(e) => return Err(ConnectError::BadHello(e.to_string())),
+        };
+        hello
+            .check_version()
+            .map_err(ConnectError::VersionMismatch)?;
+
+        let shared = Arc::new(Shared::default());
+        let ended = CancellationToken::new();
+        let (outgoing, outgoing_rx) = mpsc::unbounded_channel();
+        tokio::spawn(write_frames(writer, outgoing_rx, ended.clone()));
+        tokio::spawn(read_frames(reader, shared.clone(), ended.clone()));
+        Ok(Self {
+            hello,
+            outgoing,
+            shared,
+            next_id: AtomicU64::new(1),
+            ended,
+        })
+    }
+
+    /// What the runner announced: protocol, build, roots, working folder.
+    pub fn hello(&self) -> &Hello {
+        &self.hello
+    }
+
+    /// Resolves when the connection has ended (the runner exited or the stream broke).
+    pub async fn ended(&self) {
+        self.ended.cancelled().await;
+    }
+
+    pub fn is_open(&self) -> bool {
+        !self.ended.is_cancelled()
+    }
+
+    /// Runs one tool call. Output chunks go to `output` as they arrive. When `cancel` fires the
+    /// runner is told to stop the call (killing its process group) and the call ends with
+    /// [`CallError::Cancelled`].
+    pub async fn call(
+        &self,
+        request: ToolRequest,
+        output: Option<mpsc::UnboundedSender<OutputChunk>>,
+        cancel: &CancellationToken,
+    ) -> Result<ToolResult, CallError> {
+        let id = format!("c{}", self.next_id.fetch_add(1, Ordering::Relaxed));
+        let (done, mut done_rx) = oneshot::channel();
+        {
+            let mut calls = self.shared.calls();
+            if let Some(reason) = self.shared.closed() {
+                return Err(CallError::Disconnected(reason));
+            }
+            calls.insert(id.clone(), PendingCall { output, done });
+        }
+        let frame = HostFrame::Call(Call {
+            id: id.clone(),
+            request,
+        });
+        if self.outgoing.send(frame.encode()).is_err() {
+            self.shared.calls().remove(&id);
+            return Err(CallError::Disconnected("the writer has stopped".into()));
+        }
+        tokio::select! {
+            reply = &mut done_rx => flatten(reply),
+            () = cancel.cancelled() => {
+                let _ = self.outgoing.send(HostFrame::Cancel { id: id.clone() }.encode());
+                match tokio::time::timeout(CANCEL_GRACE, &mut done_rx).await {
+                    Ok(reply) => match flatten(reply) {
+                        Err(CallError::Tool { code: ErrorCode::Cancelled, .. }) => {
+                            Err(CallError::Cancelled)
+                        }
+                        other => other,
+                    },
+                    Err(_) => {
+                        self.shared.calls().remove(&id);
+                        Err(CallError::Protocol(format!(
+                            "call {id} was cancelled but the runner did not confirm within {CANCEL_GRACE:?}"
+                        )))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Tells the runner to stop (a `serve` runner exits, a `stdio` runner ends its connection)
+    /// and waits up to `grace` for the connection to end.
+    pub async fn shutdown(&self, grace: Duration) {
+        if self.outgoing.send(HostFrame::Shutdown.encode()).is_ok() {
+            let _ = tokio::time::timeout(grace, self.ended.cancelled()).await;
+        }
+        self.ended.cancel();
+    }
+
+    /// Downloads one file, verifying its length and checksum.
+    pub async fn download(
+        &self,
+        path: &str,
+        cancel: &CancellationToken,
+    ) -> Result<(Vec<u8>, DownloadResult), CallError> {
+        let (tx, mut rx) = mpsc::unbounded_channel::<OutputChunk>();
+        let collect = tokio::spawn(async move {
+            let mut bytes = Vec::new();
+            let mut crc = Crc32c::new();
+            while let Some(chunk) = rx.recv().await {
+                if chunk.stream == Stream::Data {
+                    crc.update(chunk.chunk.as_bytes());
+                    bytes.extend_from_slice(chunk.chunk.as_bytes());
+                }
+            }
+            (bytes, crc)
+        });
+        let request = Download {
+            path: path.to_owned(),
+            chunk_bytes: None,
+        };
+        let result = self.call(request.into(), Some(tx), cancel).await;
+        let (bytes, crc) = collect
+            .await
+            .map_err(|e| CallError::Protocol(format!("download collector failed: {e}")))?;
+        match result? {
+            ToolResult::Download(done) => {
+                if done.size != bytes.len() as u64 || done.checksum != crc.to_wire() {
+                    return Err(CallError::Protocol(format!(
+                        "download of {path} arrived damaged: runner sent {} bytes ({}), host got {} ({})",
+                        done.size,
+                        done.checksum,
+                        bytes.len(),
+                        crc.to_wire()
+                    )));
+                }
+                Ok((bytes, done))
+            }
+            other => Err(unexpected("download", &other)),
+        }
+    }
+
+    /// Uploads one file in chunks; it appears atomically once length and checksum match.
+    pub async fn upload(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        chunk_bytes: usize,
+        cancel: &CancellationToken,
+    ) -> Result<UploadResult, CallError> {
+        let transfer = format!(
+            "t{}-{}",
+            std::process::id(),
+            self.next_id.fetch_add(1, Ordering::Relaxed)
+        );
+        let checksum = tool_protocol::checksum::checksum(bytes);
+        let chunks: Vec<&[u8]> = if bytes.is_empty() {
+            vec![&[]]
+        } else {
+            bytes.chunks(chunk_bytes.max(1)).collect()
+        };
+        let mut offset = 0u64;
+        let mut last_result = None;
+        for (i, chunk) in chunks.iter().enumerate() {
+            let last = i + 1 == chunks.len();
+            let request = Upload {
+                path: path.to_owned(),
+                transfer: transfer.clone(),
+                offset,
+                data: Data::binary(chunk.to_vec()),
+                last,
+                size: last.then_some(bytes.len() as u64),
+                checksum: last.then(|| checksum.clone()),
+            };
+            match self.call(request.into(), None, cancel).await? {
+                ToolResult::Upload(result) => last_result = Some(result),
+                other => return Err(unexpected("upload", &other)),
+            }
+            offset += chunk.len() as u64;
+        }
+        last_result.ok_or_else(|| CallError::Protocol("upload sent no chunk".into()))
+    }
+}
+
+impl Drop for RunnerConnection {
+    fn drop(&mut self) {
+        self.ended.cancel();
+    }
+}
+
+fn flatten(reply: Result<CallReply, oneshot::error::RecvError>) -> CallReply {
+    reply.unwrap_or_else(|_| Err(CallError::Disconnected("the reader has stopped".into())))
+}
+
+fn unexpected(tool: &str, result: &ToolResult) -> CallError {
+    CallError::Protocol(format!(
+        "a {tool} call was answered with a {} result",
+        result.name()
+    ))
+}
+
+async fn write_frames<W: AsyncWrite + Unpin>(
+    mut writer: W,
+    mut frames: mpsc::UnboundedReceiver<String>,
+    ended: CancellationToken,
+) {
+    loop {
+        let line = tokio::select! {
+            line = frames.recv() => line,
+            () = ended.cancelled() => None,
+        };
+        let Some(line) = line else { break };
+        if let Err(e) = writer.write_all(line.as_bytes()).await {
+            tracing::warn!(error = %e, "writing to the tool-runner failed");
+            ended.cancel();
+            break;
+        }
+        // Flush only when nothing else is queued: batches frames under load.
+        if frames.is_empty()
+            && let Err(e) = writer.flush().await
+        {
+            tracing::warn!(error = %e, "flushing to the tool-runner failed");
+            ended.cancel();
+            break;
+        }
+    }
+    let _ = writer.shutdown().await;
+}
+
+async fn read_frames<R: AsyncRead + Unpin>(
+    mut reader: BufReader<R>,
+    shared: Arc<Shared>,
+    ended: CancellationToken,
+) {
+    let mut buf = Vec::new();
+    let reason = loop {
+        let line = tokio::select! {
+            line = lines::next_line(&mut reader, &mut buf) => line,
+            () = ended.cancelled() => break "the connection was closed".to_owned(),
+        };
+        let line = match line {
+            Ok(Some(line)) => line,
+            Ok(None) => break "the tool-runner closed the connection".to_owned(),
+            Err(e) => break format!("reading from the tool-runner failed: {e}"),
+        };
+        match RunnerFrame::decode(&line) {
+            Ok(frame) => route(&shared, frame),
+            Err(e) => {
+                tracing::warn!(code = %e.code, message = %e.message, "unreadable frame from the tool-runner");
+                if let Some(id) = e.id
+                    && let Some(call) = shared.calls().remove(&id)
+                {
+                    let _ = call.done.send(Err(CallError::Protocol(e.message)));
+                }
+            }
+        }
+    };
+    ended.cancel();
+    shared.close(&reason);
+}
+
+fn route(shared: &Shared, frame: RunnerFrame) {
+    match frame {
+        RunnerFrame::Output { id, stream, chunk } => {
+            if let Some(sink) = shared.calls().get(&id).and_then(|c| c.output.as_ref()) {
+                let _ = sink.send(OutputChunk { stream, chunk });
+            }
+        }
+        RunnerFrame::Result { id, result } => {
+            if let Some(call) = shared.calls().remove(&id) {
+                let _ = call.done.send(Ok(result));
+            }
+        }
+        RunnerFrame::Error {
+            id: Some(id),
+            code,
+            message,
+        } => {
+            if let Some(call) = shared.calls().remove(&id) {
+                let _ = call.done.send(Err(CallError::Tool { code, message }));
+            }
+        }
+        RunnerFrame::Error {
+            id: None,
+            code,
+            message,
+        } => {
+            tracing::warn!(%code, %message, "the tool-runner refused a frame without an id");
+        }
+        RunnerFrame::Hello(_) => {
+            tracing::warn!("the tool-runner sent a second hello; ignored");
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! The provider and sandbox traits, and what a session asks of a sandbox.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use protocol::{
+    Attestation, EnforcementLevel, FolderGrant, MachineSandboxStatus, NetworkDenial,
+    NetworkProfileName, ProviderKind,
+};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tool_protocol::{ToolRequest, ToolResult};
+
+use crate::error::ProviderError;
+use crate::runner_client::{CallError, OutputChunk};
+
+/// What one session asks of its sandbox. Machine-level settings (image, gateway, credential
+/// entry definitions, the runner's location) belong to the provider, not to the request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SandboxRequest {
+    /// The session's id; names and labels of the sandbox derive from it.
+    pub session_id: String,
+    /// The granted folders, at the same absolute paths inside.
+    pub folders: Vec<FolderGrant>,
+    /// The working folder (one of the granted folders or inside one).
+    pub cwd: String,
+    pub network_profile: NetworkProfileName,
+    /// Hosts allowed beyond the profile, as `host` or `host:port`.
+    pub extra_hosts: Vec<String>,
+    /// Names of the credential-share entries enabled for this session (all off by default).
+    pub credentials: Vec<String>,
+}
+
+/// A tool call's outcome: the runner's answer, and the network denials its command hit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCallOutcome {
+    pub result: Result<ToolResult, CallError>,
+    pub denials: Vec<NetworkDenial>,
+}
+
+/// Builds walls of one kind. One instance per machine configuration.
+#[async_trait]
+pub trait SandboxProvider: Send + Sync {
+    fn kind(&self) -> ProviderKind;
+
+    /// The enforcement level of every call this provider runs.
+    fn enforcement(&self) -> EnforcementLevel {
+        self.kind().enforcement()
+    }
+
+    /// Checks whether this machine can build the wall, without building one.
+    async fn status(&self) -> MachineSandboxStatus;
+
+    /// Builds the wall for a session, starts the tool-runner in it and attests the wall from
+    /// inside. Fails closed: any missing piece refuses the session.
+    async fn start(
+        &self,
+        request: &SandboxRequest,
+        progress: &(dyn Fn(String) + Send + Sync),
+    ) -> Result<Arc<dyn Sandbox>, ProviderError>;
+
+    /// Removes sandboxes an earlier run of Paddock left behind; returns their names.
+    async fn reap_orphans(&self) -> Result<Vec<String>, ProviderError> {
+        Ok(Vec::new())
+    }
+}
+
+/// One session's running sandbox.
+#[async_trait]
+pub trait Sandbox: Send + Sync {
+    /// A name for logs and the audit trail (the OpenShell sandbox name, a local wall id…).
+    fn id(&self) -> &str;
+
+    fn enforcement(&self) -> EnforcementLevel;
+
+    /// The attestation run from inside right after start.
+    fn attestation(&self) -> &Attestation;
+
+    /// Runs one tool call through the sandbox's runner.
+    async fn call(
+        &self,
+        request: ToolRequest,
+        output: Option<mpsc::UnboundedSender<OutputChunk>>,
+        cancel: &CancellationToken,
+    ) -> ToolCallOutcome;
+
+    /// Tears the sandbox down (deleting copies of credential entries with it).
+    async fn close(&self) -> Result<(), ProviderError>;
+}
