@@ -3,4 +3,7 @@
 //! Serves an agent's shell and file tools over `tool-protocol`, inside a sandbox (or, in direct
 //! mode, on the host). std only: it ships as one static executable.
 
+pub mod error;
+pub mod path_guard;
 pub mod search;
+pub mod sys;
