@@ -29,6 +29,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build_server(grpc)
         // Callers build their own channel (mTLS or plaintext); no `connect` helper needed.
         .build_transport(false)
+        // Unimplemented by default: a test double implements only the RPCs it serves.
+        .generate_default_stubs(true)
         // Ordered maps: rendered requests and snapshots are deterministic.
         .btree_map(".")
         // Provider carries secret values: its Debug is hand-written and redacts them.
