@@ -2,6 +2,10 @@
 //! (Only with `--features grpc`; the gateway double here is a test double, named as such.)
 
 #![cfg(feature = "grpc")]
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a panic is a failed test with a line number"
+)]
 
 use openshell_proto::v1::open_shell_client::OpenShellClient;
 use openshell_proto::v1::open_shell_server::{OpenShell, OpenShellServer};
