@@ -1,0 +1,171 @@
+//! The wall's configuration as the host renders it and the launcher reads it: the Landlock
+//! rules, the proxy bridge and the environment of the sandbox's main process.
+//!
+//! The host writes it as JSON into a file that is bind-mounted read-only into the sandbox; the
+//! launcher's `inner` mode reads it there. Both sides link this module, so they cannot drift.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::WallError;
+
+/// The lowest Landlock ABI the wall accepts (ABI 3 brought `truncate` control).
+pub const MIN_LANDLOCK_ABI: u32 = 3;
+
+/// The loopback port inside the sandbox where the bridge to the host's proxy listens.
+pub const BRIDGE_PORT: u16 = 3128;
+
+/// What a Landlock rule allows beneath one path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PathAccess {
+    /// Read files and list folders.
+    Read,
+    /// Read, list and execute (system folders, read-only grants, the wall's own binaries).
+    ReadExec,
+    /// Everything: read, write, create, remove, execute (read-write grants, `/tmp`, the home).
+    ReadWrite,
+    /// Device files: read, write, truncate and ioctl, nothing created or removed (`/dev`).
+    Device,
+}
+
+impl PathAccess {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PathAccess::Read => "read",
+            PathAccess::ReadExec => "read_exec",
+            PathAccess::ReadWrite => "read_write",
+            PathAccess::Device => "device",
+        }
+    }
+}
+
+/// One Landlock rule: `access` is allowed beneath `path` (as seen inside the sandbox).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PathRule {
+    pub path: String,
+    pub access: PathAccess,
+}
+
+/// Where the in-sandbox bridge listens and what it forwards to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BridgeConfig {
+    /// Port on 127.0.0.1 inside the sandbox's network namespace.
+    pub port: u16,
+    /// The host proxy's unix socket, as mounted inside the sandbox.
+    pub proxy_socket: String,
+}
+
+/// Everything `paddock-wall inner` needs to finish the wall and start the sandbox's main process.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WallConfig {
+    /// Refuse to start below this Landlock ABI.
+    pub min_landlock_abi: u32,
+    /// The Landlock rules; anything not beneath one of them is refused.
+    pub rules: Vec<PathRule>,
+    pub bridge: Option<BridgeConfig>,
+    /// The main process's whole environment (nothing of the launcher's is inherited).
+    pub env: BTreeMap<String, String>,
+    /// The main process's working folder.
+    pub cwd: String,
+}
+
+impl WallConfig {
+    pub fn to_json(&self) -> String {
+        // Serialising plain strings, numbers and maps cannot fail.
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    pub fn from_json(text: &str) -> Result<Self, WallError> {
+        let config: WallConfig = serde_json::from_str(text)
+            .map_err(|e| WallError::Config(format!("the wall configuration is unreadable: {e}")))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Refuses relative paths, an empty rule list and an ABI floor below the wall's own.
+    pub fn validate(&self) -> Result<(), WallError> {
+        if self.min_landlock_abi < MIN_LANDLOCK_ABI {
+            return Err(WallError::Config(format!(
+                "min_landlock_abi {} is below the wall's floor {MIN_LANDLOCK_ABI}",
+                self.min_landlock_abi
+            )));
+        }
+        if self.rules.is_empty() {
+            return Err(WallError::Config(
+                "the wall configuration has no Landlock rules".into(),
+            ));
+        }
+        for rule in &self.rules {
+            if !rule.path.starts_with('/') {
+                return Err(WallError::Config(format!(
+                    "Landlock rule path {:?} is not absolute",
+                    rule.path
+                )));
+            }
+        }
+        if !self.cwd.starts_with('/') {
+            return Err(WallError::Config(format!(
+                "working folder {:?} is not absolute",
+                self.cwd
+            )));
+        }
+        if let Some(bridge) = &self.bridge
+            && !bridge.proxy_socket.starts_with('/')
+        {
+            return Err(WallError::Config(format!(
+                "proxy socket {:?} is not absolute",
+                bridge.proxy_socket
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> WallConfig {
+        WallConfig {
+            min_landlock_abi: 3,
+            rules: vec![PathRule {
+                path: "/usr".into(),
+                access: PathAccess::ReadExec,
+            }],
+            bridge: Some(BridgeConfig {
+                port: BRIDGE_PORT,
+                proxy_socket: "/run/paddock/proxy/proxy.sock".into(),
+            }),
+            env: BTreeMap::from([("HOME".into(), "/home/paddock".into())]),
+            cwd: "/".into(),
+        }
+    }
+
+    #[test]
+    fn round_trips_through_json() {
+        let config = sample();
+        assert_eq!(WallConfig::from_json(&config.to_json()).unwrap(), config);
+    }
+
+    #[test]
+    fn refuses_relative_paths_and_low_abi() {
+        let mut relative = sample();
+        relative.rules[0].path = "usr".into();
+        let err = WallConfig::from_json(&relative.to_json()).unwrap_err();
+        assert!(err.to_string().contains("\"usr\" is not absolute"), "{err}");
+
+        let mut low = sample();
+        low.min_landlock_abi = 2;
+        let err = WallConfig::from_json(&low.to_json()).unwrap_err();
+        assert!(err.to_string().contains("below the wall's floor 3"), "{err}");
+
+        let mut empty = sample();
+        empty.rules.clear();
+        assert!(WallConfig::from_json(&empty.to_json()).is_err());
+
+        let err = WallConfig::from_json("{").unwrap_err();
+        assert!(err.to_string().contains("unreadable"), "{err}");
+    }
+}
