@@ -257,7 +257,7 @@ impl PathGuard {
     }
 
     /// The root whose directory has this identity.
-    fn root_by_identity(&self, dev: u64, ino: u64) -> Option<usize> {
+    pub(crate) fn root_by_identity(&self, dev: u64, ino: u64) -> Option<usize> {
         // The last match wins, so a later (more specific) grant of the same folder decides.
         self.roots
             .iter()

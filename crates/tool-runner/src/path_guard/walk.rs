@@ -79,7 +79,7 @@ impl<'g> Walk<'g> {
                     Ok(handle) => handle,
                     Err(e) if e.kind() == io::ErrorKind::NotFound => {
                         if last {
-                            return self.entry(pos, name, None);
+                            return self.entry(&pos, name, None);
                         }
                         if !self.options.create_parents {
                             return Err(missing_folder(&self.path(&pos).join(&name)));
@@ -116,7 +116,7 @@ impl<'g> Walk<'g> {
                     continue;
                 }
                 if last {
-                    return self.entry(pos, name, Some(Existing { handle, meta }));
+                    return self.entry(&pos, name, Some(Existing { handle, meta }));
                 }
                 return Err(ToolError::not_a_directory(
                     self.path(&pos).join(&name).display(),
@@ -241,12 +241,12 @@ impl<'g> Walk<'g> {
     /// The walk ended on a name inside the current folder.
     fn entry(
         &self,
-        pos: Position,
+        pos: &Position,
         name: OsString,
         existing: Option<Existing>,
     ) -> Result<Resolved, ToolError> {
-        let folder = self.path(&pos);
-        let parent = self.clone_handle(self.dir(&pos), &folder)?;
+        let folder = self.path(pos);
+        let parent = self.clone_handle(self.dir(pos), &folder)?;
         Ok(Resolved {
             path: folder.join(&name),
             mode: self.guard.roots[pos.root].mode,
@@ -274,7 +274,7 @@ impl<'g> Walk<'g> {
                 })
             }
             Some(Held { name, handle, meta }) => {
-                self.entry(pos, name, Some(Existing { handle, meta }))
+                self.entry(&pos, name, Some(Existing { handle, meta }))
             }
         }
     }

@@ -1,0 +1,31 @@
+//! `attach`: relays stdin to a serving runner's socket and the socket to stdout. Each
+//! OpenShell exec stream runs one; when the stream is cut, only this relay dies.
+
+use std::io;
+use std::net::Shutdown;
+use std::os::unix::net::UnixStream;
+use std::thread;
+
+use super::{ModeError, std_streams};
+
+pub fn attach(socket: &str) -> Result<(), ModeError> {
+    let stream = UnixStream::connect(socket)
+        .map_err(|e| ModeError(format!("cannot connect to {socket}: {e}")))?;
+    let (mut input, mut output) = std_streams()?;
+    let mut to_runner = stream
+        .try_clone()
+        .map_err(|e| ModeError(format!("cannot use the socket: {e}")))?;
+    thread::Builder::new()
+        .name("attach-in".into())
+        .spawn(move || {
+            // Whatever ends the copy (EOF or error), tell the runner no more frames come; it
+            // answers the calls in flight and then closes its side.
+            let _ = io::copy(&mut input, &mut to_runner);
+            let _ = to_runner.shutdown(Shutdown::Write);
+        })
+        .map_err(|e| ModeError(format!("cannot start a thread: {e}")))?;
+    let mut from_runner = &stream;
+    io::copy(&mut from_runner, &mut output)
+        .map_err(|e| ModeError(format!("relaying from {socket} failed: {e}")))?;
+    Ok(())
+}
