@@ -1,1 +1,54 @@
+//! # approvals
+//!
+//! Decides allow / ask / deny for one tool call, on the parsed shell command. Pure: no I/O,
+//! no clock, no randomness; rules are loaded from TOML *text*, and persistence of approvals is
+//! the caller's job (every type here is serde data).
+//!
+//! ```
+//! use std::collections::BTreeSet;
+//! use approvals::{ApprovalMode, ApprovalPolicy, Grants, Grant, Access, RuleSet,
+//!                 StandingApprovals, ToolCallView};
+//! use protocol::EnforcementLevel;
+//!
+//! let grants = Grants::new(vec![Grant { path: "/work/project".into(), access: Access::ReadWrite }])?;
+//! let policy = ApprovalPolicy::new(ApprovalMode::Ask, RuleSet::builtin()?, grants);
+//! let args = serde_json::json!({ "command": "git status && git push" });
+//! let downloaded = BTreeSet::new();
+//! let call = ToolCallView {
+//!     tool: "run_bash",
+//!     args_json: &args,
+//!     cwd: "/work/project",
+//!     enforcement: EnforcementLevel::Local,
+//!     recently_downloaded: &downloaded,
+//! };
+//! let verdict = policy.evaluate(&call, &StandingApprovals::new());
+//! assert!(verdict.is_ask(), "{}", verdict.reason());
+//! # Ok::<(), approvals::ApprovalError>(())
+//! ```
+
+mod analysis;
+mod call;
+mod canonical;
+mod error;
+mod matching;
+mod mode;
+mod paths;
+mod policy;
+mod rules;
+mod safety;
 pub mod shell;
+mod standing;
+mod wrappers;
+
+pub use analysis::{Analysis, Arg, Unit, WriteTarget, analyze};
+pub use call::ToolCallView;
+pub use canonical::{call_key, canonical_args, canonical_json};
+pub use error::ApprovalError;
+pub use mode::ApprovalMode;
+pub use paths::{Access, Grant, Grants, normalize, resolve};
+pub use policy::{
+    ApprovalPolicy, DecidedBy, DecisionOutcome, UserDecision, Verdict, denial_message,
+};
+pub use rules::{DEFAULT_RULES_TOML, Rule, RuleDecision, RuleSet};
+pub use safety::{SafetyCheck, SafetyCheckKind, protected_path};
+pub use standing::{ApprovalGrant, ApprovalScope, StandingApproval, StandingApprovals};
