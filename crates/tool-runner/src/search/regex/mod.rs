@@ -13,7 +13,7 @@
 //! match at the start and end of each line. The syntax is described in [`parse`].
 
 mod ast;
-mod charset;
+pub(crate) mod charset;
 mod compile;
 mod dfa;
 mod literal;
