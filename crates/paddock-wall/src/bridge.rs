@@ -82,7 +82,10 @@ fn program_of(peer: SocketAddr, listen_port: u16) -> Option<PathBuf> {
     let needle = format!("socket:[{inode}]");
     for entry in std::fs::read_dir("/proc").ok()?.flatten() {
         let name = entry.file_name();
-        let Some(pid) = name.to_str().filter(|s| s.bytes().all(|b| b.is_ascii_digit())) else {
+        let Some(pid) = name
+            .to_str()
+            .filter(|s| s.bytes().all(|b| b.is_ascii_digit()))
+        else {
             continue;
         };
         let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
@@ -167,7 +170,10 @@ mod tests {
         let mut received = String::new();
         upstream.read_to_string(&mut received).unwrap();
         let (preamble, rest) = received.split_once('\n').unwrap();
-        assert!(preamble.starts_with("PADDOCK-BRIDGE program="), "{preamble}");
+        assert!(
+            preamble.starts_with("PADDOCK-BRIDGE program="),
+            "{preamble}"
+        );
         // The test process itself opened the connection.
         let me = std::env::current_exe().unwrap();
         assert!(preamble.ends_with(&me.display().to_string()), "{preamble}");

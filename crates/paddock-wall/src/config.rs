@@ -159,7 +159,10 @@ mod tests {
         let mut low = sample();
         low.min_landlock_abi = 2;
         let err = WallConfig::from_json(&low.to_json()).unwrap_err();
-        assert!(err.to_string().contains("below the wall's floor 3"), "{err}");
+        assert!(
+            err.to_string().contains("below the wall's floor 3"),
+            "{err}"
+        );
 
         let mut empty = sample();
         empty.rules.clear();

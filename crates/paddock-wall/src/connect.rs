@@ -26,7 +26,8 @@ pub fn run(host: &str, port: u16, bridge_port: u16) -> Result<(), WallError> {
         "CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n"
     )
     .map_err(|e| WallError::os("sending CONNECT", e))?;
-    let head = read_response_head(&mut stream).map_err(|e| WallError::os("reading the proxy's answer", e))?;
+    let head = read_response_head(&mut stream)
+        .map_err(|e| WallError::os("reading the proxy's answer", e))?;
     let status = head.lines().next().unwrap_or_default().to_owned();
     if status.split_whitespace().nth(1) != Some("200") {
         return Err(WallError::Refused(format!(

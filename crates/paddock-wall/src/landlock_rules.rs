@@ -6,8 +6,8 @@
 //! never changes what the wall does without a test run on it.
 
 use landlock::{
-    ABI, Access, AccessFs, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
-    RulesetCreatedAttr, RulesetStatus, Scope,
+    ABI, Access, AccessFs, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope,
 };
 
 use crate::config::{PathAccess, PathRule};
@@ -114,7 +114,10 @@ mod tests {
     fn read_only_access_has_no_write_right() {
         for access in [PathAccess::Read, PathAccess::ReadExec] {
             let r = rights(access, true);
-            assert!(!r.intersects(AccessFs::from_write(TESTED_ABI)), "{access:?}");
+            assert!(
+                !r.intersects(AccessFs::from_write(TESTED_ABI)),
+                "{access:?}"
+            );
         }
         assert!(!rights(PathAccess::Device, true).contains(AccessFs::MakeChar));
     }

@@ -68,11 +68,12 @@ pub fn inner(config_path: &Path, command: &[OsString]) -> Result<Infallible, Wal
         )));
     }
     let listener = match &config.bridge {
-        Some(bridge) => Some(
-            TcpListener::bind(("127.0.0.1", bridge.port)).map_err(|e| {
-                WallError::os(format!("binding the bridge on 127.0.0.1:{}", bridge.port), e)
-            })?,
-        ),
+        Some(bridge) => Some(TcpListener::bind(("127.0.0.1", bridge.port)).map_err(|e| {
+            WallError::os(
+                format!("binding the bridge on 127.0.0.1:{}", bridge.port),
+                e,
+            )
+        })?),
         None => None,
     };
     landlock_rules::apply(&config.rules)?;
@@ -114,7 +115,9 @@ fn start_bridge(listener: &TcpListener, proxy_socket: &Path) -> Result<(), WallE
             if code == 0 {
                 Ok(())
             } else {
-                Err(WallError::Refused("the proxy bridge could not start".into()))
+                Err(WallError::Refused(
+                    "the proxy bridge could not start".into(),
+                ))
             }
         }
     }

@@ -91,8 +91,8 @@ fn run(args: &[OsString]) -> Result<(), WallError> {
         }
         "inner" => {
             let (options, command) = split_command(rest)?;
-            let config = option(&options, "--config")?
-                .ok_or_else(|| usage("inner needs --config FILE"))?;
+            let config =
+                option(&options, "--config")?.ok_or_else(|| usage("inner needs --config FILE"))?;
             match launch::inner(&PathBuf::from(config), command)? {}
         }
         "connect" => {

@@ -13,6 +13,7 @@
 mod attestation;
 pub mod direct;
 mod error;
+pub mod local;
 pub mod runner_client;
 mod sandbox;
 mod spawn;

@@ -1,0 +1,506 @@
+//! The `local` provider: Paddock's own Linux wall, the embedded default when OpenShell is not
+//! configured. Bubblewrap builds the namespaces and mounts, the `paddock-wall` launcher applies
+//! Landlock, seccomp and `no_new_privs` and execs the tool-runner, and a host-side proxy is the
+//! sandbox's only way to the network. See `docs/local-wall.md`.
+
+mod canaries;
+mod credentials;
+mod identity;
+mod layout;
+mod preflight;
+pub mod proxy;
+mod wall_sandbox;
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use protocol::{EnforcementLevel, MachineSandboxStatus, ProviderKind};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::net::UnixStream;
+use tokio::process::Command;
+use tokio_util::sync::CancellationToken;
+
+pub use canaries::{CANARY_HOST, sh_quote};
+pub use credentials::{CredentialShare, glob_matches};
+pub use identity::{Identity, USER_NAME};
+pub use layout::{HOME_INSIDE, RUNNER_INSIDE, WALL_INSIDE, etc_entry_is_secret};
+pub use preflight::{HostProbes, MIN_BWRAP, Preflight, SystemProbes, UsernsSettings};
+pub use wall_sandbox::LocalSandbox;
+
+use crate::error::ProviderError;
+use crate::local::layout::{HostDirs, LayoutInput};
+use crate::local::proxy::{DenialLog, EgressPolicy, ProxyConfig, Resolver, SystemResolver};
+use crate::runner_client::RunnerConnection;
+use crate::sandbox::{Sandbox, SandboxProvider, SandboxRequest};
+use crate::spawn;
+
+const RUNNER_READY_TIMEOUT: Duration = Duration::from_secs(10);
+const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What a session is told when its wall was rebuilt to change its folders.
+pub const RESTART_NOTE: &str = "The sandbox was recreated to change its folders (filesystem rules are fixed when a \
+     wall starts). Shell state was lost: working-directory changes, exported variables and \
+     background processes from earlier commands are gone; files in the folders are kept.";
+
+/// Builds the network allow-list of a session.
+pub trait PolicySource: Send + Sync + std::fmt::Debug {
+    /// The allow-list for `request`, including `credential_hosts` (`host:port` of the enabled
+    /// credential entries).
+    fn policy(
+        &self,
+        request: &SandboxRequest,
+        credential_hosts: &[String],
+    ) -> Result<Arc<dyn EgressPolicy>, String>;
+}
+
+/// The machine-level configuration of the local wall.
+#[derive(Debug, Clone)]
+pub struct LocalConfig {
+    /// The tool-runner executable (static, mounted read-only inside).
+    pub runner: PathBuf,
+    /// The `paddock-wall` launcher.
+    pub wall: PathBuf,
+    /// Bubblewrap.
+    pub bwrap: PathBuf,
+    /// Where each wall's host folder is created (owner-only); must not lie inside a grant.
+    pub state_dir: PathBuf,
+    /// The user's real home: the source of credential entries, and absent inside.
+    pub user_home: PathBuf,
+    /// Credential-share entries this machine offers (each off unless a session enables it).
+    pub credentials: Vec<CredentialShare>,
+    pub policy: Arc<dyn PolicySource>,
+    /// How the proxy resolves names (the system's resolver in production).
+    pub resolver: Arc<dyn Resolver>,
+    /// How the preflight probes the machine (the real machine in production).
+    pub probes: Arc<dyn HostProbes>,
+}
+
+impl LocalConfig {
+    /// Production defaults for the pieces that have them.
+    pub fn new(
+        runner: PathBuf,
+        wall: PathBuf,
+        state_dir: PathBuf,
+        user_home: PathBuf,
+        policy: Arc<dyn PolicySource>,
+    ) -> Self {
+        Self {
+            runner,
+            wall,
+            bwrap: preflight::default_bwrap(),
+            state_dir,
+            user_home,
+            credentials: Vec::new(),
+            policy,
+            resolver: Arc::new(SystemResolver),
+            probes: Arc::new(SystemProbes),
+        }
+    }
+}
+
+/// The local wall provider.
+#[derive(Debug)]
+pub struct LocalProvider {
+    config: LocalConfig,
+    /// The last preflight that passed (a failed one is re-run at every start).
+    ready: Mutex<Option<Preflight>>,
+    counter: AtomicU64,
+}
+
+impl LocalProvider {
+    pub fn new(config: LocalConfig) -> Self {
+        Self {
+            config,
+            ready: Mutex::new(None),
+            counter: AtomicU64::new(0),
+        }
+    }
+
+    pub fn config(&self) -> &LocalConfig {
+        &self.config
+    }
+
+    fn preflight(&self) -> Preflight {
+        let c = &self.config;
+        preflight::run(c.probes.as_ref(), &c.bwrap, &c.runner, &c.wall)
+    }
+
+    fn ready_preflight(&self) -> Result<Preflight, ProviderError> {
+        if let Some(ok) = self
+            .ready
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+        {
+            return Ok(ok);
+        }
+        let preflight = self.preflight();
+        if !preflight.status.ready() {
+            return Err(ProviderError::Unavailable {
+                reason: format!(
+                    "the local wall cannot be built: {}",
+                    preflight.status.failure_summary()
+                ),
+            });
+        }
+        *self.ready.lock().unwrap_or_else(PoisonError::into_inner) = Some(preflight.clone());
+        Ok(preflight)
+    }
+
+    /// Starts a wall and returns it with its concrete type (denial feed, host folder).
+    pub async fn start_local(
+        &self,
+        request: &SandboxRequest,
+        progress: &(dyn Fn(String) + Send + Sync),
+    ) -> Result<Arc<LocalSandbox>, ProviderError> {
+        let preflight = self.ready_preflight()?;
+        spawn::check_folders(request)?;
+        self.check_grants(request)?;
+        // SAFETY-free: geteuid/getegid through the launcher's helper and std.
+        let euid = paddock_wall::privileges::effective_uid();
+        let egid = std::os::unix::fs::MetadataExt::gid(
+            &std::fs::metadata("/proc/self")
+                .map_err(|e| ProviderError::io("reading /proc/self", e))?,
+        );
+        let identity = identity::choose(request, euid, egid)?;
+        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        let dirs = HostDirs {
+            root: self.config.state_dir.join(format!(
+                "wall-{}-{}-{n}",
+                std::process::id(),
+                sanitize(&request.session_id)
+            )),
+        };
+        progress(format!(
+            "building the local wall in {}",
+            dirs.root.display()
+        ));
+        match self.build(request, &preflight, identity, &dirs).await {
+            Ok(sandbox) => Ok(sandbox),
+            Err(e) => {
+                let _ = wall_sandbox::remove_wall_dir(&dirs.root);
+                Err(e)
+            }
+        }
+    }
+
+    /// Closes `old` and starts a wall for `request` (a session whose folders changed):
+    /// filesystem rules are fixed at start. Returns the new sandbox and the note to give the
+    /// agent ([`RESTART_NOTE`]).
+    pub async fn restart(
+        &self,
+        old: &dyn Sandbox,
+        request: &SandboxRequest,
+        progress: &(dyn Fn(String) + Send + Sync),
+    ) -> Result<(Arc<LocalSandbox>, &'static str), ProviderError> {
+        old.close().await?;
+        let sandbox = self.start_local(request, progress).await?;
+        Ok((sandbox, RESTART_NOTE))
+    }
+
+    fn check_grants(&self, request: &SandboxRequest) -> Result<(), ProviderError> {
+        for folder in &request.folders {
+            let path = Path::new(&folder.path);
+            if path == Path::new("/") {
+                return Err(ProviderError::InvalidRequest(
+                    "/: the local wall does not grant the whole filesystem".into(),
+                ));
+            }
+            if self.config.state_dir.starts_with(path) {
+                return Err(ProviderError::InvalidRequest(format!(
+                    "{}: this folder holds the local wall's own state ({}); grant a folder inside it instead",
+                    folder.path,
+                    self.config.state_dir.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn prepare_dirs(&self, dirs: &HostDirs, identity: &Identity) -> Result<String, ProviderError> {
+        let io = |what: &str, e| ProviderError::io(format!("{what} {}", dirs.root.display()), e);
+        std::fs::create_dir_all(&self.config.state_dir)
+            .map_err(|e| io("creating the state folder for", e))?;
+        std::fs::create_dir(&dirs.root).map_err(|e| io("creating", e))?;
+        std::fs::set_permissions(&dirs.root, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| io("protecting", e))?;
+        identity.hand_over(&dirs.root)?;
+        for dir in [
+            dirs.home(),
+            dirs.tmp(),
+            dirs.proxy(),
+            dirs.runner(),
+            dirs.probe(),
+            dirs.etc(),
+        ] {
+            std::fs::create_dir(&dir)
+                .map_err(|e| ProviderError::io(format!("creating {}", dir.display()), e))?;
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
+                .map_err(|e| ProviderError::io(format!("protecting {}", dir.display()), e))?;
+            identity.hand_over(&dir)?;
+        }
+        let secret = format!("paddock-sentinel-{:016x}", random_u64());
+        std::fs::write(dirs.sentinel(), &secret).map_err(|e| io("writing the sentinel in", e))?;
+        Ok(secret)
+    }
+
+    async fn build(
+        &self,
+        request: &SandboxRequest,
+        preflight: &Preflight,
+        identity: Identity,
+        dirs: &HostDirs,
+    ) -> Result<Arc<LocalSandbox>, ProviderError> {
+        let c = &self.config;
+        let secret = self.prepare_dirs(dirs, &identity)?;
+
+        let mut credential_env = BTreeMap::new();
+        let mut credential_hosts = Vec::new();
+        for name in &request.credentials {
+            let share = c
+                .credentials
+                .iter()
+                .find(|s| &s.name == name)
+                .ok_or_else(|| {
+                    let known: Vec<&str> = c.credentials.iter().map(|s| s.name.as_str()).collect();
+                    ProviderError::InvalidRequest(format!(
+                        "unknown credential entry `{name}` (this machine offers: {})",
+                        if known.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            known.join(", ")
+                        }
+                    ))
+                })?;
+            credentials::copy_share(share, &c.user_home, &dirs.home(), &identity)?;
+            credential_env.extend(share.environment());
+            credential_hosts.extend(share.hosts.iter().cloned());
+        }
+        let policy = c
+            .policy
+            .policy(request, &credential_hosts)
+            .map_err(|e| ProviderError::InvalidRequest(format!("the network allow-list: {e}")))?;
+
+        let write = |path: PathBuf, text: &str| -> Result<(), ProviderError> {
+            std::fs::write(&path, text)
+                .map_err(|e| ProviderError::io(format!("writing {}", path.display()), e))?;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))
+                .map_err(|e| ProviderError::io(format!("protecting {}", path.display()), e))?;
+            identity.hand_over(&path)
+        };
+        write(dirs.etc().join("passwd"), &identity.passwd(HOME_INSIDE))?;
+        write(dirs.etc().join("group"), &identity.group())?;
+        let rendered = layout::render(&LayoutInput {
+            request,
+            identity,
+            dirs,
+            runner: &c.runner,
+            wall: &c.wall,
+            host_root: Path::new("/"),
+            disable_userns: preflight.disable_userns(),
+            credential_env,
+        })
+        .map_err(|e| ProviderError::io("reading the host's system folders", e))?;
+        write(dirs.config(), &rendered.config.to_json())?;
+
+        let denials = DenialLog::default();
+        let stop_proxy = CancellationToken::new();
+        let proxy_config = ProxyConfig {
+            policy: policy.clone(),
+            resolver: c.resolver.clone(),
+            denials: denials.clone(),
+        };
+        proxy::start(&dirs.proxy_socket(), proxy_config, stop_proxy.clone()).map_err(|e| {
+            ProviderError::io(
+                format!("binding the proxy at {}", dirs.proxy_socket().display()),
+                e,
+            )
+        })?;
+        identity.hand_over(&dirs.proxy_socket())?;
+
+        let mut command = Command::new(&c.wall);
+        command.arg("outer");
+        if let Some((uid, gid)) = identity.drop_to {
+            command.args(["--uid", &uid.to_string(), "--gid", &gid.to_string()]);
+        }
+        command
+            .arg("--")
+            .arg(&c.bwrap)
+            .args(&rendered.bwrap_args)
+            .env_clear()
+            .current_dir("/")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = command
+            .spawn()
+            .map_err(|e| ProviderError::io(format!("starting {}", c.wall.display()), e))?;
+        let stderr_tail = Arc::new(Mutex::new(Vec::<String>::new()));
+        if let Some(stderr) = child.stderr.take() {
+            let tail = stderr_tail.clone();
+            tokio::spawn(async move {
+                let mut lines = BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    tracing::debug!(target: "tool_runner", sandbox = "local", "{line}");
+                    let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
+                    tail.push(line);
+                    if tail.len() > 20 {
+                        tail.remove(0);
+                    }
+                }
+            });
+        }
+
+        let socket = dirs.runner_socket();
+        let started = Instant::now();
+        let stream = loop {
+            if let Ok(stream) = UnixStream::connect(&socket).await {
+                break stream;
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                // Give the stderr reader a moment to collect the last words.
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                let tail = stderr_tail
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .join("; ");
+                return Err(ProviderError::Unavailable {
+                    reason: format!(
+                        "the local wall exited before its runner was ready ({status}): {tail}"
+                    ),
+                });
+            }
+            if started.elapsed() > RUNNER_READY_TIMEOUT {
+                return Err(ProviderError::Unavailable {
+                    reason: format!(
+                        "the runner's socket did not appear within {RUNNER_READY_TIMEOUT:?}"
+                    ),
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        };
+        let (read, write_half) = stream.into_split();
+        let connection = RunnerConnection::open(read, write_half, HELLO_TIMEOUT).await?;
+
+        let config_parts = layout::hash_parts(&rendered, &policy.describe(), dirs);
+        let mut sandbox = LocalSandbox {
+            id: format!(
+                "local-{}",
+                dirs.root
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            ),
+            connection,
+            attestation: protocol::Attestation {
+                enforcement: EnforcementLevel::Local,
+                config_hash: String::new(),
+                canaries: Vec::new(),
+                time_ms: 0,
+            },
+            child: tokio::sync::Mutex::new(Some(child)),
+            dir: dirs.root.clone(),
+            denials,
+            stop_proxy,
+        };
+        let attested = canaries::attest(
+            &sandbox.connection,
+            &canaries::CanaryInput {
+                request,
+                user_home: &c.user_home,
+                sentinel: &dirs.sentinel(),
+                sentinel_secret: &secret,
+                config_parts,
+            },
+        )
+        .await;
+        match attested {
+            Ok(attestation) => {
+                sandbox.attestation = attestation;
+                Ok(Arc::new(sandbox))
+            }
+            Err(e) => {
+                let _ = sandbox.close().await;
+                Err(e)
+            }
+        }
+    }
+}
+
+fn sanitize(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(40)
+        .collect()
+}
+
+fn random_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    hasher.finish()
+}
+
+#[async_trait]
+impl SandboxProvider for LocalProvider {
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::Local
+    }
+
+    /// The preflight: bubblewrap, user namespaces, Landlock, seccomp, the two binaries.
+    async fn status(&self) -> MachineSandboxStatus {
+        self.preflight().status
+    }
+
+    async fn start(
+        &self,
+        request: &SandboxRequest,
+        progress: &(dyn Fn(String) + Send + Sync),
+    ) -> Result<Arc<dyn Sandbox>, ProviderError> {
+        let sandbox: Arc<dyn Sandbox> = self.start_local(request, progress).await?;
+        Ok(sandbox)
+    }
+
+    /// Removes wall folders left by Paddock processes that no longer run.
+    async fn reap_orphans(&self) -> Result<Vec<String>, ProviderError> {
+        let mut reaped = Vec::new();
+        let Ok(entries) = std::fs::read_dir(&self.config.state_dir) else {
+            return Ok(reaped);
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(pid) = name
+                .strip_prefix("wall-")
+                .and_then(|r| r.split('-').next())
+                .and_then(|p| p.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+                wall_sandbox::remove_wall_dir(&entry.path()).map_err(|e| {
+                    ProviderError::io(format!("removing {}", entry.path().display()), e)
+                })?;
+                reaped.push(name);
+            }
+        }
+        Ok(reaped)
+    }
+}

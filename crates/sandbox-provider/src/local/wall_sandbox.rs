@@ -1,0 +1,145 @@
+//! One running local wall: the bubblewrap process tree, the runner connection, the proxy, and
+//! the wall's host folder (private home with credential copies, private `/tmp`), all removed at
+//! close.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use protocol::{Attestation, EnforcementLevel, NetworkDenial};
+use tokio::process::Child;
+use tokio::sync::{Mutex, broadcast, mpsc};
+use tokio_util::sync::CancellationToken;
+use tool_protocol::ToolRequest;
+
+use crate::error::ProviderError;
+use crate::local::proxy::DenialLog;
+use crate::runner_client::{OutputChunk, RunnerConnection};
+use crate::sandbox::{Sandbox, ToolCallOutcome};
+
+/// Removes a wall folder, first making everything in it writable (a command inside may have
+/// left read-only folders behind).
+pub fn remove_wall_dir(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    match std::fs::remove_dir_all(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(_) => {
+            fn open_up(dir: &Path) {
+                let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+                if let Ok(entries) = std::fs::read_dir(dir) {
+                    for entry in entries.flatten() {
+                        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                            open_up(&entry.path());
+                        }
+                    }
+                }
+            }
+            open_up(path);
+            std::fs::remove_dir_all(path)
+        }
+    }
+}
+
+/// A running local wall.
+pub struct LocalSandbox {
+    pub(crate) id: String,
+    pub(crate) connection: RunnerConnection,
+    pub(crate) attestation: Attestation,
+    pub(crate) child: Mutex<Option<Child>>,
+    pub(crate) dir: PathBuf,
+    pub(crate) denials: DenialLog,
+    pub(crate) stop_proxy: CancellationToken,
+}
+
+impl std::fmt::Debug for LocalSandbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalSandbox")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LocalSandbox {
+    /// The wall's folder on the host (private home, `/tmp`, sockets), deleted at close.
+    pub fn host_dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The private home's folder on the host.
+    pub fn private_home(&self) -> PathBuf {
+        self.dir.join("home")
+    }
+
+    /// Every network denial from now on, as it happens (for the audit trail).
+    pub fn subscribe_denials(&self) -> broadcast::Receiver<NetworkDenial> {
+        self.denials.subscribe()
+    }
+
+    /// Denials recorded since the wall started (attestation canary included).
+    pub fn all_denials(&self) -> Vec<NetworkDenial> {
+        self.denials.since(0)
+    }
+}
+
+#[async_trait]
+impl Sandbox for LocalSandbox {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn enforcement(&self) -> EnforcementLevel {
+        EnforcementLevel::Local
+    }
+
+    fn attestation(&self) -> &Attestation {
+        &self.attestation
+    }
+
+    async fn call(
+        &self,
+        request: ToolRequest,
+        output: Option<mpsc::UnboundedSender<OutputChunk>>,
+        cancel: &CancellationToken,
+    ) -> ToolCallOutcome {
+        let mark = self.denials.mark();
+        let result = self.connection.call(request, output, cancel).await;
+        ToolCallOutcome {
+            result,
+            denials: self.denials.since(mark),
+        }
+    }
+
+    async fn close(&self) -> Result<(), ProviderError> {
+        let child = self.child.lock().await.take();
+        if let Some(mut child) = child {
+            self.connection.shutdown(Duration::from_secs(2)).await;
+            drop(child.stdin.take());
+            if tokio::time::timeout(Duration::from_secs(2), child.wait())
+                .await
+                .is_err()
+            {
+                child
+                    .kill()
+                    .await
+                    .map_err(|e| ProviderError::io("stopping the local wall", e))?;
+            }
+        }
+        self.stop_proxy.cancel();
+        remove_wall_dir(&self.dir)
+            .map_err(|e| ProviderError::io(format!("removing {}", self.dir.display()), e))
+    }
+}
+
+impl Drop for LocalSandbox {
+    fn drop(&mut self) {
+        // Not closed: the child dies with kill_on_drop; the folder must not outlive us.
+        self.stop_proxy.cancel();
+        if let Ok(mut child) = self.child.try_lock()
+            && let Some(child) = child.as_mut()
+        {
+            let _ = child.start_kill();
+        }
+        let _ = remove_wall_dir(&self.dir);
+    }
+}
