@@ -77,7 +77,10 @@ mod tests {
             reason: "unclosed group at 0".to_owned(),
         };
         assert_eq!(invalid.code(), ErrorCode::InvalidPattern);
-        assert_eq!(invalid.to_string(), "invalid pattern `(a`: unclosed group at 0");
+        assert_eq!(
+            invalid.to_string(),
+            "invalid pattern `(a`: unclosed group at 0"
+        );
         let io = SearchError::Io {
             path: PathBuf::from("/example/missing"),
             source: std::io::Error::from(std::io::ErrorKind::NotFound),
@@ -92,6 +95,9 @@ mod tests {
         assert_eq!(other.code(), ErrorCode::Io);
         assert_eq!(other.to_string(), "/example/file: disk on fire");
         assert_eq!(SearchError::Cancelled.code(), ErrorCode::Cancelled);
-        assert_eq!(SearchError::Cancelled.to_string(), "the search was cancelled");
+        assert_eq!(
+            SearchError::Cancelled.to_string(),
+            "the search was cancelled"
+        );
     }
 }

@@ -190,7 +190,11 @@ mod tests {
             ("main.rs", false, None),
         ];
         for &(path, is_dir, expected) in cases {
-            assert_eq!(ignored(&rules, path, is_dir), expected, "{path} (dir: {is_dir})");
+            assert_eq!(
+                ignored(&rules, path, is_dir),
+                expected,
+                "{path} (dir: {is_dir})"
+            );
         }
     }
 

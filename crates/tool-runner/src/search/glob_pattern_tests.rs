@@ -74,7 +74,10 @@ fn escaping_patterns_are_refused() {
         ("[ab", "unclosed `[`"),
         ("[z-a]", "reversed"),
         ("x\\", "lone `\\`"),
-        ("{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}{o,p}{q,r}", "more than 256"),
+        (
+            "{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}{o,p}{q,r}",
+            "more than 256",
+        ),
         ("[[:nope:]]", "unknown class"),
     ] {
         let error = GlobPattern::new(pattern).err();
@@ -111,7 +114,7 @@ fn many_stars_do_not_explode() {
     let pattern = glob(&"*a".repeat(30));
     let name = "a".repeat(29) + "b";
     assert!(!pattern.matches(&name, false));
-    let deep = glob(&"**/a/".repeat(20).trim_end_matches('/').to_owned());
+    let deep = glob("**/a/".repeat(20).trim_end_matches('/'));
     let path = vec!["a"; 19].join("/") + "/b";
     assert!(!deep.matches(&path, false));
 }

@@ -23,14 +23,30 @@ fn names(entries: &[(String, EntryKind)]) -> Vec<&str> {
 #[test]
 fn entries_come_sorted_folders_before_their_contents_and_git_is_skipped() {
     let dir = TestDir::new("walk-order");
-    for file in ["z.txt", "a/b.txt", "a/c/d.txt", "a-b.txt", ".hidden", ".git/config"] {
+    for file in [
+        "z.txt",
+        "a/b.txt",
+        "a/c/d.txt",
+        "a-b.txt",
+        ".hidden",
+        ".git/config",
+    ] {
         dir.write(file, "x");
     }
     dir.write("sub/.git", "gitdir: elsewhere");
     let seen = collect(dir.path(), WalkOptions::default());
     assert_eq!(
         names(&seen),
-        [".hidden", "a", "a/b.txt", "a/c", "a/c/d.txt", "a-b.txt", "sub", "z.txt"]
+        [
+            ".hidden",
+            "a",
+            "a/b.txt",
+            "a/c",
+            "a/c/d.txt",
+            "a-b.txt",
+            "sub",
+            "z.txt"
+        ]
     );
     assert_eq!(seen[1].1, EntryKind::Dir);
     assert_eq!(seen[2].1, EntryKind::File);
@@ -100,7 +116,10 @@ fn an_open_folder_handle_works_as_the_base() {
         "/proc/self/fd/{}",
         std::os::fd::AsRawFd::as_raw_fd(&handle)
     ));
-    assert_eq!(names(&collect(&base, WalkOptions::default())), ["inside.txt"]);
+    assert_eq!(
+        names(&collect(&base, WalkOptions::default())),
+        ["inside.txt"]
+    );
 }
 
 #[test]

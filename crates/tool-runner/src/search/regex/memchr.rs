@@ -123,10 +123,6 @@ impl LiteralFinder {
         }
     }
 
-    pub(crate) fn needle_len(&self) -> usize {
-        self.needle.len()
-    }
-
     /// The offset of the first occurrence of the needle in `hay` at or after `from`.
     pub(crate) fn find(&self, hay: &[u8], from: usize) -> Option<usize> {
         let len = self.needle.len();
@@ -275,6 +271,5 @@ mod tests {
         assert_eq!(finder.find(b"ab", 0), None);
         assert_eq!(finder.find(b"abc", 0), Some(0));
         assert_eq!(finder.find(b"xabc", 2), None);
-        assert_eq!(finder.needle_len(), 3);
     }
 }
