@@ -277,14 +277,15 @@ fn downloads(analysis: &Analysis, cwd: &str) -> Downloads {
                     } else if let Some(v) = text.strip_prefix("--output-document=") {
                         named = true;
                         add(&mut found, Some(&Arg::literal(v)));
-                    } else if text.starts_with('-') && !text.starts_with("--") {
-                        if let Some((_, v)) = text.split_once('O') {
-                            named = true;
-                            if v.is_empty() {
-                                add(&mut found, value_after(args, i));
-                            } else {
-                                add(&mut found, Some(&Arg::literal(v)));
-                            }
+                    } else if text.starts_with('-')
+                        && !text.starts_with("--")
+                        && let Some((_, v)) = text.split_once('O')
+                    {
+                        named = true;
+                        if v.is_empty() {
+                            add(&mut found, value_after(args, i));
+                        } else {
+                            add(&mut found, Some(&Arg::literal(v)));
                         }
                     }
                 }
