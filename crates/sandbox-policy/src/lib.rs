@@ -1,0 +1,39 @@
+//! Pure rules for a Paddock session's sandbox: no I/O, no async, no network.
+//!
+//! - [`render`] turns a [`SessionSpec`] into the OpenShell [`SandboxPolicy`] (proto and
+//!   canonical YAML), the providers for its secrets, the `CreateSandboxRequest` and a one-
+//!   paragraph summary.
+//! - [`NetworkAllowList`] is the resolved allow-list; the local wall's proxy asks it
+//!   [`NetworkAllowList::check_host`] and [`NetworkAllowList::check_ip`].
+//! - [`SandboxData`] is Paddock's data (`config/sandbox.toml`): network profiles, companion
+//!   hosts, known secrets, credential-share entries, baseline paths.
+//! - [`validate_policy`] and the other `check_*` functions mirror the gateway's rules.
+//!
+//! [`SandboxPolicy`]: openshell_proto::sandbox::SandboxPolicy
+
+mod allow_list;
+mod credentials;
+mod data;
+mod error;
+mod host;
+mod ip_class;
+mod render;
+mod secrets;
+mod validate;
+
+pub use allow_list::{AllowRule, Decision, Endpoint, NetworkAllowList, OPEN_RULE, RuleOrigin};
+pub use credentials::{CredentialEntry, HOME_PLACEHOLDER, KubeServers, kubeconfig_servers};
+pub use data::{Baseline, Companions, NetworkProfile, OpenAddresses, SandboxData};
+pub use error::PolicyError;
+pub use host::{Cidr, DEFAULT_PORT, HostPattern, HostRule, NormalHost, Transport, normalize_host};
+pub use ip_class::{AddressClass, classify, unmap};
+pub use render::{
+    FolderSpec, MountDriver, Owner, RUNNER_SOCKET, RUNNER_SOCKET_DIR, RenderedSandbox, SessionSpec,
+    create_request_json, policy_yaml, render, run_as_owner, runner_command, sandbox_name,
+};
+pub use secrets::{PROVIDER_TYPE, ProviderRequest, SecretSpec, SecretValue};
+pub use validate::{
+    MAX_ENV_ENTRIES, MAX_PATH_BYTES, MAX_POLICY_PATHS, MAX_SANDBOX_NAME, check_absolute_path,
+    check_allowed_ip, check_dns_label, check_environment, check_label, check_rule_key,
+    validate_policy,
+};
