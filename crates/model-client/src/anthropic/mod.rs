@@ -1,0 +1,6 @@
+//! The Anthropic Messages API: `client` is the transport, `format` the wire format.
+
+mod client;
+mod format;
+
+pub use client::{ANTHROPIC_VERSION, AnthropicClient, DEFAULT_BASE_URL};

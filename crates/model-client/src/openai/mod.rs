@@ -1,0 +1,7 @@
+//! OpenAI Chat Completions and the servers that copy it (OpenRouter, Ollama, LM Studio,
+//! vLLM): `client` is the transport, `format` the wire format.
+
+mod client;
+mod format;
+
+pub use client::{DEFAULT_BASE_URL, MaxTokensField, OpenAiClient, OpenAiOptions};

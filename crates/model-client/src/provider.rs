@@ -1,0 +1,84 @@
+//! Known providers: which wire format, which base URL, whether a key is needed.
+
+use std::sync::Arc;
+
+use crate::anthropic::AnthropicClient;
+use crate::client::ModelClient;
+use crate::config::ClientConfig;
+use crate::error::ModelError;
+use crate::openai::OpenAiClient;
+use crate::types::Vendor;
+
+/// Whether a provider needs a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyNeed {
+    Required,
+    /// Only when the server was started with one (vLLM `--api-key`).
+    Optional,
+    /// A local server that takes none.
+    None,
+}
+
+/// A provider's defaults. The name is also the key store account and the env store's
+/// variable prefix (`openrouter` → `OPENROUTER_API_KEY`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProviderPreset {
+    pub name: &'static str,
+    pub vendor: Vendor,
+    pub base_url: &'static str,
+    pub key: KeyNeed,
+}
+
+/// The providers Paddock knows by name. Any other OpenAI-compatible server works through
+/// an explicit base URL.
+pub const PROVIDERS: &[ProviderPreset] = &[
+    ProviderPreset {
+        name: "anthropic",
+        vendor: Vendor::Anthropic,
+        base_url: crate::anthropic::DEFAULT_BASE_URL,
+        key: KeyNeed::Required,
+    },
+    ProviderPreset {
+        name: "openai",
+        vendor: Vendor::OpenAiCompatible,
+        base_url: crate::openai::DEFAULT_BASE_URL,
+        key: KeyNeed::Required,
+    },
+    ProviderPreset {
+        name: "openrouter",
+        vendor: Vendor::OpenAiCompatible,
+        base_url: "https://openrouter.ai/api/v1",
+        key: KeyNeed::Required,
+    },
+    ProviderPreset {
+        name: "ollama",
+        vendor: Vendor::OpenAiCompatible,
+        base_url: "http://localhost:11434/v1",
+        key: KeyNeed::None,
+    },
+    ProviderPreset {
+        name: "lmstudio",
+        vendor: Vendor::OpenAiCompatible,
+        base_url: "http://localhost:1234/v1",
+        key: KeyNeed::None,
+    },
+    ProviderPreset {
+        name: "vllm",
+        vendor: Vendor::OpenAiCompatible,
+        base_url: "http://localhost:8000/v1",
+        key: KeyNeed::Optional,
+    },
+];
+
+/// The preset named `name`.
+pub fn preset(name: &str) -> Option<&'static ProviderPreset> {
+    PROVIDERS.iter().find(|preset| preset.name == name)
+}
+
+/// A client of `vendor`'s wire format with `config`.
+pub fn connect(vendor: Vendor, config: &ClientConfig) -> Result<Arc<dyn ModelClient>, ModelError> {
+    Ok(match vendor {
+        Vendor::Anthropic => Arc::new(AnthropicClient::new(config)?),
+        Vendor::OpenAiCompatible => Arc::new(OpenAiClient::new(config)?),
+    })
+}

@@ -1,0 +1,14 @@
+//! model-client against `FakeModelServer` over real HTTP on 127.0.0.1, and the key store
+//! against a real secret service. One test binary for the crate.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is a failed test with a line number"
+)]
+
+mod anthropic;
+mod common;
+mod keychain;
+mod openai;
+mod resilience;

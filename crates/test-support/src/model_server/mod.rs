@@ -1,0 +1,168 @@
+//! `FakeModelServer`: a test double of the Anthropic Messages and OpenAI Chat Completions
+//! APIs over real HTTP/1.1 on `127.0.0.1:0`.
+//!
+//! Each test scripts the answers ([`Reply`], built from [`sse`] events), points a real client
+//! at [`FakeModelServer::anthropic_base_url`] or [`FakeModelServer::openai_base_url`], and
+//! then inspects what arrived ([`FakeModelServer::requests`]) and how each stream ended
+//! ([`FakeModelServer::wait_for_outcome`]). Every request is checked against the invariants
+//! of its wire format ([`invariants`]); a violation is answered with a 400 and fails the test
+//! when the server is dropped, as does a request for which no reply was scripted.
+
+pub mod invariants;
+mod record;
+mod render;
+mod script;
+mod serve;
+
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+pub use record::{REDACTED, RecordedRequest, StreamOutcome};
+pub use render::WireFormat;
+pub use script::{Reply, ScriptEvent, sse};
+pub use sse::stop;
+
+/// The fake model API. Dropping it stops the server; if any request broke an invariant (or
+/// found no scripted reply), the drop panics with the list, failing the test.
+pub struct FakeModelServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    shutdown: CancellationToken,
+}
+
+#[derive(Default)]
+struct Shared {
+    state: Mutex<State>,
+    changed: Notify,
+}
+
+#[derive(Default)]
+struct State {
+    replies: VecDeque<Reply>,
+    required_key: Option<String>,
+    requests: Vec<RecordedRequest>,
+    outcomes: HashMap<usize, StreamOutcome>,
+    violations: Vec<String>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave the state half-written in a way that
+        // matters to a test double; keep serving.
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn set_outcome(&self, index: usize, outcome: StreamOutcome) {
+        self.lock().outcomes.insert(index, outcome);
+        self.changed.notify_waiters();
+    }
+}
+
+impl FakeModelServer {
+    /// Starts serving on an ephemeral port of 127.0.0.1.
+    pub async fn start() -> std::io::Result<Self> {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared::default());
+        let shutdown = CancellationToken::new();
+        tokio::spawn(serve::accept_loop(
+            listener,
+            Arc::clone(&shared),
+            shutdown.clone(),
+        ));
+        Ok(Self {
+            addr,
+            shared,
+            shutdown,
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The base URL for an Anthropic client (`http://127.0.0.1:PORT`).
+    pub fn anthropic_base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The base URL for an OpenAI-compatible client (`http://127.0.0.1:PORT/v1`).
+    pub fn openai_base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// From now on, a request without exactly this key gets the vendor's 401 (and consumes
+    /// no reply). The 401 message quotes the key that was sent, in full — worse than the
+    /// real APIs — so tests can prove a client keeps it out of its errors.
+    pub fn require_api_key(&self, key: &str) {
+        self.shared.lock().required_key = Some(key.to_owned());
+    }
+
+    /// Queues the answer to the next request.
+    pub fn push(&self, reply: Reply) -> &Self {
+        self.shared.lock().replies.push_back(reply);
+        self
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.shared.lock().requests.clone()
+    }
+
+    pub fn request_count(&self) -> usize {
+        self.shared.lock().requests.len()
+    }
+
+    /// Scripted replies not yet consumed.
+    pub fn remaining_replies(&self) -> usize {
+        self.shared.lock().replies.len()
+    }
+
+    /// How the body of request `index` ended, waiting up to `timeout` for it to end.
+    pub async fn wait_for_outcome(&self, index: usize, timeout: Duration) -> Option<StreamOutcome> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notified = self.shared.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if let Some(outcome) = self.shared.lock().outcomes.get(&index) {
+                return Some(*outcome);
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return None;
+            }
+        }
+    }
+
+    /// Takes the invariant violations recorded so far (so a test that provokes them on
+    /// purpose can assert on them without failing at drop).
+    pub fn take_violations(&self) -> Vec<String> {
+        std::mem::take(&mut self.shared.lock().violations)
+    }
+}
+
+impl Drop for FakeModelServer {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+        let violations = self.take_violations();
+        if !violations.is_empty() && !std::thread::panicking() {
+            panic!(
+                "FakeModelServer: {} request invariant violation(s):\n  - {}",
+                violations.len(),
+                violations.join("\n  - ")
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "server_tests.rs"]
+mod tests;
