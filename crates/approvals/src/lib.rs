@@ -10,14 +10,14 @@
 //!                 StandingApprovals, ToolCallView};
 //! use protocol::EnforcementLevel;
 //!
-//! let grants = Grants::new(vec![Grant { path: "/work/project".into(), access: Access::ReadWrite }])?;
+//! let grants = Grants::new(vec![Grant { path: "/home/alice/project".into(), access: Access::ReadWrite }])?;
 //! let policy = ApprovalPolicy::new(ApprovalMode::Ask, RuleSet::builtin()?, grants);
 //! let args = serde_json::json!({ "command": "git status && git push" });
 //! let downloaded = BTreeSet::new();
 //! let call = ToolCallView {
 //!     tool: "run_bash",
 //!     args_json: &args,
-//!     cwd: "/work/project",
+//!     cwd: "/home/alice/project",
 //!     enforcement: EnforcementLevel::Local,
 //!     recently_downloaded: &downloaded,
 //! };
