@@ -93,6 +93,8 @@ fn probes(input: &CanaryInput<'_>) -> Vec<(String, String)> {
             .parent()
             .map(|p| p.display().to_string())
             && parent != "/"
+            && !Path::new(&parent).starts_with("/tmp")
+            && !Path::new(&parent).starts_with(HOME_INSIDE)
             && !rw.iter().any(|r| Path::new(&parent).starts_with(r))
         {
             probes.push((

@@ -10,6 +10,8 @@ use std::io::{Read, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use sandbox_policy::CredentialEntry;
+
 use crate::error::ProviderError;
 use crate::local::identity::Identity;
 use crate::local::layout::{HOME_INSIDE, WALL_INSIDE};
@@ -18,23 +20,6 @@ use crate::local::layout::{HOME_INSIDE, WALL_INSIDE};
 const MAX_ENTRY_BYTES: u64 = 32 * 1024 * 1024;
 /// The deepest folder level copied below an entry's source.
 const MAX_DEPTH: usize = 4;
-
-/// One credential-share entry as the local wall needs it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CredentialShare {
-    /// `ssh`, `gh`, `aws`, `kube` or a custom name.
-    pub name: String,
-    /// File or folder relative to the home folder (`.ssh`, `.config/gh`).
-    pub source: String,
-    /// File-name globs to copy (empty: every file).
-    pub include: Vec<String>,
-    /// File-name globs never copied.
-    pub exclude: Vec<String>,
-    /// Hosts the entry's tools need, as `host:port`; added to the proxy's allow-list.
-    pub hosts: Vec<String>,
-    /// Environment for the sandbox; `{home}` stands for the private home.
-    pub env: BTreeMap<String, String>,
-}
 
 /// Matches a file name against a glob of `*` and `?`.
 pub fn glob_matches(pattern: &str, name: &str) -> bool {
@@ -52,25 +37,21 @@ pub fn glob_matches(pattern: &str, name: &str) -> bool {
     go(&p, &n)
 }
 
-impl CredentialShare {
-    fn wants(&self, file_name: &str) -> bool {
-        let included =
-            self.include.is_empty() || self.include.iter().any(|g| glob_matches(g, file_name));
-        included && !self.exclude.iter().any(|g| glob_matches(g, file_name))
-    }
+/// Whether `entry` copies a file called `file_name`.
+fn wants(entry: &CredentialEntry, file_name: &str) -> bool {
+    let globs = entry.files_to_copy();
+    let included = globs.is_empty() || globs.iter().any(|g| glob_matches(g, file_name));
+    included && !entry.exclude.iter().any(|g| glob_matches(g, file_name))
+}
 
-    /// The entry's environment with `{home}` replaced by the private home.
-    pub fn environment(&self) -> BTreeMap<String, String> {
-        self.env
-            .iter()
-            .map(|(k, v)| (k.clone(), v.replace("{home}", HOME_INSIDE)))
-            .collect()
-    }
+/// The entry's environment inside the sandbox.
+pub fn environment(entry: &CredentialEntry) -> BTreeMap<String, String> {
+    entry.environment(HOME_INSIDE)
 }
 
 /// Copies `share` from `user_home` into `private_home`; returns the copied files (relative).
 pub fn copy_share(
-    share: &CredentialShare,
+    share: &CredentialEntry,
     user_home: &Path,
     private_home: &Path,
     identity: &Identity,
@@ -134,7 +115,7 @@ fn make_private_dirs(home: &Path, dir: &Path, identity: &Identity) -> Result<(),
 
 #[allow(clippy::too_many_arguments, reason = "a recursive walk's state")]
 fn copy_dir(
-    share: &CredentialShare,
+    share: &CredentialEntry,
     source: &Path,
     target: &Path,
     depth: usize,
@@ -173,7 +154,7 @@ fn copy_dir(
                     copied,
                 )?;
             }
-        } else if meta.is_file() && share.wants(&name) {
+        } else if meta.is_file() && wants(share, &name) {
             let to = target.join(&name);
             copy_file(share, &from, &to, identity, budget)?;
             copied.push(to);
@@ -183,7 +164,7 @@ fn copy_dir(
 }
 
 fn copy_file(
-    share: &CredentialShare,
+    share: &CredentialEntry,
     from: &Path,
     to: &Path,
     identity: &Identity,

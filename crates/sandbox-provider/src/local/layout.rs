@@ -198,7 +198,16 @@ pub fn render(input: &LayoutInput<'_>) -> std::io::Result<Rendered> {
         rules: Vec::new(),
     };
     let id = input.identity;
-    b.arg(&["--die-with-parent", "--new-session", "--unshare-all"]);
+    b.arg(&["--die-with-parent", "--new-session"]);
+    // Every namespace, the user namespace explicitly (root does not get one implicitly).
+    b.arg(&[
+        "--unshare-user",
+        "--unshare-ipc",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-uts",
+    ]);
+    b.arg(&["--unshare-cgroup-try"]);
     b.arg(&["--uid", &id.uid.to_string(), "--gid", &id.gid.to_string()]);
     if input.disable_userns {
         b.arg(&["--disable-userns"]);

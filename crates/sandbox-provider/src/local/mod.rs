@@ -3,6 +3,7 @@
 //! Landlock, seccomp and `no_new_privs` and execs the tool-runner, and a host-side proxy is the
 //! sandbox's only way to the network. See `docs/local-wall.md`.
 
+mod allow_list;
 mod canaries;
 mod credentials;
 mod identity;
@@ -21,13 +22,15 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use protocol::{EnforcementLevel, MachineSandboxStatus, ProviderKind};
+use sandbox_policy::CredentialEntry;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
+pub use allow_list::{AllowListSource, PolicySource};
 pub use canaries::{CANARY_HOST, sh_quote};
-pub use credentials::{CredentialShare, glob_matches};
+pub use credentials::glob_matches;
 pub use identity::{Identity, USER_NAME};
 pub use layout::{HOME_INSIDE, RUNNER_INSIDE, WALL_INSIDE, etc_entry_is_secret};
 pub use preflight::{HostProbes, MIN_BWRAP, Preflight, SystemProbes, UsernsSettings};
@@ -35,7 +38,7 @@ pub use wall_sandbox::LocalSandbox;
 
 use crate::error::ProviderError;
 use crate::local::layout::{HostDirs, LayoutInput};
-use crate::local::proxy::{DenialLog, EgressPolicy, ProxyConfig, Resolver, SystemResolver};
+use crate::local::proxy::{DenialLog, ProxyConfig, Resolver, SystemResolver};
 use crate::runner_client::RunnerConnection;
 use crate::sandbox::{Sandbox, SandboxProvider, SandboxRequest};
 use crate::spawn;
@@ -47,17 +50,6 @@ const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 pub const RESTART_NOTE: &str = "The sandbox was recreated to change its folders (filesystem rules are fixed when a \
      wall starts). Shell state was lost: working-directory changes, exported variables and \
      background processes from earlier commands are gone; files in the folders are kept.";
-
-/// Builds the network allow-list of a session.
-pub trait PolicySource: Send + Sync + std::fmt::Debug {
-    /// The allow-list for `request`, including `credential_hosts` (`host:port` of the enabled
-    /// credential entries).
-    fn policy(
-        &self,
-        request: &SandboxRequest,
-        credential_hosts: &[String],
-    ) -> Result<Arc<dyn EgressPolicy>, String>;
-}
 
 /// The machine-level configuration of the local wall.
 #[derive(Debug, Clone)]
@@ -72,8 +64,9 @@ pub struct LocalConfig {
     pub state_dir: PathBuf,
     /// The user's real home: the source of credential entries, and absent inside.
     pub user_home: PathBuf,
-    /// Credential-share entries this machine offers (each off unless a session enables it).
-    pub credentials: Vec<CredentialShare>,
+    /// Credential-share entries this machine offers (each off unless a session enables it):
+    /// `sandbox-policy`'s built-ins and the user's custom entries.
+    pub credentials: Vec<CredentialEntry>,
     pub policy: Arc<dyn PolicySource>,
     /// How the proxy resolves names (the system's resolver in production).
     pub resolver: Arc<dyn Resolver>,
@@ -261,9 +254,9 @@ impl LocalProvider {
         let secret = self.prepare_dirs(dirs, &identity)?;
 
         let mut credential_env = BTreeMap::new();
-        let mut credential_hosts = Vec::new();
+        let mut enabled = Vec::new();
         for name in &request.credentials {
-            let share = c
+            let entry = c
                 .credentials
                 .iter()
                 .find(|s| &s.name == name)
@@ -278,13 +271,23 @@ impl LocalProvider {
                         }
                     ))
                 })?;
-            credentials::copy_share(share, &c.user_home, &dirs.home(), &identity)?;
-            credential_env.extend(share.environment());
-            credential_hosts.extend(share.hosts.iter().cloned());
+            let entry = if entry.hosts_from_kubeconfig {
+                let path = c.user_home.join(&entry.source).join("config");
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| ProviderError::io(format!("reading {}", path.display()), e))?;
+                entry.clone().with_kubeconfig(&text).map_err(|e| {
+                    ProviderError::InvalidRequest(format!("credential entry `{name}`: {e}"))
+                })?
+            } else {
+                entry.clone()
+            };
+            credentials::copy_share(&entry, &c.user_home, &dirs.home(), &identity)?;
+            credential_env.extend(credentials::environment(&entry));
+            enabled.push(entry);
         }
         let policy = c
             .policy
-            .policy(request, &credential_hosts)
+            .policy(request, &enabled)
             .map_err(|e| ProviderError::InvalidRequest(format!("the network allow-list: {e}")))?;
 
         let write = |path: PathBuf, text: &str| -> Result<(), ProviderError> {
