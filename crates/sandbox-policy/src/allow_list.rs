@@ -98,7 +98,8 @@ impl NetworkAllowList {
                 RuleOrigin::Secret,
                 &secret.hosts,
                 secret.hosts_named_by_user,
-                companions,
+                // A secret is usable on the hosts it names, not on their companions.
+                &Companions::default(),
             );
         }
         for entry in credentials {

@@ -293,10 +293,7 @@ fn credentials_and_secrets_take_precedence_and_hosts_appear_once() {
         "secret_github_token",
     );
     assert_allowed(allow.check_host("github.com", 22), "credential_ssh");
-    assert_allowed(
-        allow.check_host("codeload.github.com", 443),
-        "secret_github_token",
-    );
+    assert_allowed(allow.check_host("codeload.github.com", 443), "extra_hosts");
     let mut seen = BTreeSet::new();
     for rule in allow.rules() {
         for endpoint in &rule.endpoints {
@@ -310,7 +307,12 @@ fn credentials_and_secrets_take_precedence_and_hosts_appear_once() {
     let keys: Vec<&str> = allow.rules().iter().map(|r| r.key.as_str()).collect();
     assert_eq!(
         keys,
-        ["secret_github_token", "credential_ssh", "profile_strict"]
+        [
+            "secret_github_token",
+            "credential_ssh",
+            "extra_hosts",
+            "profile_strict"
+        ]
     );
 }
 
