@@ -25,8 +25,8 @@ const UNKNOWN: u32 = u32::MAX;
 const DEAD: u32 = u32::MAX - 1;
 /// The line matches.
 const MATCH: u32 = u32::MAX - 2;
-/// The byte is a newline: the line ends here.
-const END_OF_LINE: u32 = u32::MAX - 3;
+/// The byte is a newline and the line ending there matches.
+const EOL_MATCH: u32 = u32::MAX - 3;
 
 /// When the cache grows past this many bytes it is emptied.
 const CACHE_LIMIT_BYTES: usize = 8 << 20;
@@ -38,6 +38,9 @@ pub(crate) struct Classes {
     starts: Vec<u32>,
     /// Class of each ASCII byte.
     ascii: [u16; 128],
+    /// Class of each character from U+0080 to U+07FF (two-byte UTF-8: Latin, Greek,
+    /// Cyrillic, Hebrew, Arabic…), so that common text needs no binary search.
+    two_byte: Vec<u16>,
     /// Whether each class holds word characters (meaningful when the program has word looks).
     word: Vec<bool>,
     newline: u16,
@@ -70,13 +73,15 @@ impl Classes {
         let mut classes = Self {
             starts: bounds,
             ascii: [0; 128],
+            two_byte: Vec::new(),
             word,
             newline: 0,
         };
         for byte in 0..128u32 {
-            classes.ascii[byte as usize] = classes.class_of(byte);
+            classes.ascii[byte as usize] = classes.search_class(byte);
         }
-        classes.newline = classes.class_of(u32::from(b'\n'));
+        classes.two_byte = (0x80..0x800).map(|c| classes.search_class(c)).collect();
+        classes.newline = classes.search_class(u32::from(b'\n'));
         classes
     }
 
@@ -85,6 +90,14 @@ impl Classes {
     }
 
     fn class_of(&self, c: u32) -> u16 {
+        match c {
+            0..0x80 => self.ascii[c as usize],
+            0x80..0x800 => self.two_byte[c as usize - 0x80],
+            _ => self.search_class(c),
+        }
+    }
+
+    fn search_class(&self, c: u32) -> u16 {
         let index = self.starts.partition_point(|&start| start <= c);
         u16::try_from(index.saturating_sub(1)).unwrap_or(u16::MAX)
     }
@@ -110,10 +123,15 @@ enum Next {
 }
 
 /// A lazy DFA over one program, with its state cache. Not shared between threads.
+///
+/// A state's id is the offset of its row in `transitions`; rows are a power of two wide, so
+/// `id >> row_shift` is the state's index in `states`. The newline's transition goes straight
+/// to the start state (or to [`EOL_MATCH`] when the line ending there matches), so a scan runs
+/// through many lines without leaving its inner loop.
 pub(crate) struct LazyDfa<'p> {
     program: &'p Program,
     classes: &'p Classes,
-    class_count: usize,
+    row_shift: u32,
     transitions: Vec<u32>,
     states: Vec<StateKey>,
     /// Per state: does the line match if it ends here? 0 unknown, 1 no, 2 yes.
@@ -136,7 +154,7 @@ impl<'p> LazyDfa<'p> {
         let mut dfa = Self {
             program,
             classes,
-            class_count: classes.len(),
+            row_shift: classes.len().next_power_of_two().trailing_zeros(),
             transitions: Vec::new(),
             states: Vec::new(),
             accepts_at_end: Vec::new(),
@@ -176,20 +194,26 @@ impl<'p> LazyDfa<'p> {
     /// [`find_line`](Self::find_line); `empty_tail` also tests the empty line at the end of
     /// `buf` (when `buf` is empty or ends with a newline).
     fn scan(&mut self, buf: &[u8], from: usize, empty_tail: bool) -> Option<(usize, usize)> {
-        let mut line_start = from;
         let mut state = self.start;
         let mut i = from;
-        while i < buf.len() {
-            let byte = buf[i];
+        loop {
+            (i, state) = run_ascii(&self.transitions, &self.classes.ascii, buf, i, state);
+            let Some(&byte) = buf.get(i) else {
+                break;
+            };
             let (class, len) = if byte < 0x80 {
                 (usize::from(self.classes.ascii[usize::from(byte)]), 1)
             } else {
                 let (c, len) = decode(buf, i);
                 (usize::from(self.classes.class_of(u32::from(c))), len)
             };
-            let mut next = self.transitions[state as usize * self.class_count + class];
+            let mut next = self.transitions[state as usize + class];
             if next == UNKNOWN {
-                next = self.build_transition(state, class);
+                next = if class == usize::from(self.classes.newline) {
+                    self.build_newline_transition(state)
+                } else {
+                    self.build_transition(state, class)
+                };
             }
             if next < FIRST_SENTINEL {
                 state = next;
@@ -197,44 +221,52 @@ impl<'p> LazyDfa<'p> {
                 continue;
             }
             match next {
-                MATCH => return Some((line_start, line_end(buf, i))),
-                END_OF_LINE => {
-                    if self.accepts_at_end(state) {
-                        return Some((line_start, i));
-                    }
-                    i += 1;
-                }
+                MATCH => return Some((line_start(buf, from, i), line_end(buf, i))),
+                EOL_MATCH => return Some((line_start(buf, from, i), i)),
                 _ => {
-                    // DEAD: nothing more can match on this line.
-                    i = line_end(buf, i) + 1;
+                    // DEAD: nothing more can match on this line; go on after its newline.
+                    i = super::memchr::find_byte(buf, i, b'\n')? + 1;
+                    state = self.start;
                 }
             }
-            line_start = i;
-            state = self.start;
         }
-        let has_tail = line_start < buf.len() || (empty_tail && line_start == buf.len());
-        (has_tail && self.accepts_at_end(state)).then_some((line_start, buf.len()))
+        let tail_start = line_start(buf, from, buf.len());
+        let has_tail = tail_start < buf.len() || empty_tail;
+        (has_tail && self.accepts_at_end(state)).then_some((tail_start, buf.len()))
     }
 
     fn accepts_at_end(&mut self, state: u32) -> bool {
-        match self.accepts_at_end[state as usize] {
+        let index = (state >> self.row_shift) as usize;
+        match self.accepts_at_end[index] {
             1 => false,
             2 => true,
             _ => {
-                let key = self.states[state as usize].clone();
+                let key = self.states[index].clone();
                 let matched = self.closure(&key, Next::EndOfLine);
-                self.accepts_at_end[state as usize] = if matched { 2 } else { 1 };
+                self.accepts_at_end[index] = if matched { 2 } else { 1 };
                 matched
             }
         }
     }
 
+    /// The newline's transition: [`EOL_MATCH`] when the line ending here matches, else the
+    /// start state of the next line.
+    fn build_newline_transition(&mut self, state: u32) -> u32 {
+        let next = if self.accepts_at_end(state) {
+            EOL_MATCH
+        } else {
+            self.start
+        };
+        self.transitions[state as usize + usize::from(self.classes.newline)] = next;
+        next
+    }
+
     /// Builds (and caches) the transition of `state` on `class`; returns it.
     fn build_transition(&mut self, state: u32, class: usize) -> u32 {
-        let key = self.states[state as usize].clone();
+        let key = self.states[(state >> self.row_shift) as usize].clone();
         let word = self.classes.word[class];
         if self.closure(&key, Next::Char { word }) {
-            self.transitions[state as usize * self.class_count + class] = MATCH;
+            self.transitions[state as usize + class] = MATCH;
             return MATCH;
         }
         let c = self.classes.representative(class);
@@ -268,7 +300,7 @@ impl<'p> LazyDfa<'p> {
                 }
             }
         };
-        self.transitions[state as usize * self.class_count + class] = next;
+        self.transitions[state as usize + class] = next;
         next
     }
 
@@ -282,13 +314,14 @@ impl<'p> LazyDfa<'p> {
         self.start = self.add_state(Self::start_key());
     }
 
+    /// Adds a state and returns its id (the offset of its row). The cache limit keeps
+    /// offsets far below the sentinels.
     fn add_state(&mut self, key: StateKey) -> u32 {
-        let id = u32::try_from(self.states.len()).unwrap_or(FIRST_SENTINEL - 1);
         let row_start = self.transitions.len();
-        self.transitions
-            .resize(row_start + self.class_count, UNKNOWN);
-        self.transitions[row_start + usize::from(self.classes.newline)] = END_OF_LINE;
-        self.cache_bytes += self.class_count * 4 + key.pcs.len() * 8 + 64;
+        let id = u32::try_from(row_start).unwrap_or(FIRST_SENTINEL - 1);
+        let width = 1usize << self.row_shift;
+        self.transitions.resize(row_start + width, UNKNOWN);
+        self.cache_bytes += width * 4 + key.pcs.len() * 8 + 64;
         self.ids.insert(key.clone(), id);
         self.states.push(key);
         self.accepts_at_end.push(0);
@@ -334,6 +367,31 @@ impl<'p> LazyDfa<'p> {
     }
 }
 
+/// The inner loop: follows known transitions over ASCII bytes until a byte that is not ASCII,
+/// a transition not built yet, a sentinel, or the end of `buf`. Returns where it stopped and
+/// the state there.
+#[inline(always)]
+fn run_ascii(
+    transitions: &[u32],
+    ascii: &[u16; 128],
+    buf: &[u8],
+    mut i: usize,
+    mut state: u32,
+) -> (usize, u32) {
+    while let Some(&byte) = buf.get(i) {
+        let Some(&class) = ascii.get(usize::from(byte)) else {
+            break;
+        };
+        let next = transitions[state as usize + usize::from(class)];
+        if next >= FIRST_SENTINEL {
+            break;
+        }
+        state = next;
+        i += 1;
+    }
+    (i, state)
+}
+
 fn look_holds_in(look: Look, key: &StateKey, next: Next) -> bool {
     let prev_word = key.after_word_char;
     let (next_word, at_end) = match next {
@@ -353,4 +411,9 @@ fn look_holds_in(look: Look, key: &StateKey, next: Next) -> bool {
 /// The offset of the newline ending the line that holds `i`, or the end of `buf`.
 fn line_end(buf: &[u8], i: usize) -> usize {
     super::memchr::find_byte(buf, i, b'\n').unwrap_or(buf.len())
+}
+
+/// The start of the line holding `i` (or ending at the newline at `i`), not before `from`.
+fn line_start(buf: &[u8], from: usize, i: usize) -> usize {
+    super::memchr::rfind_byte(buf, i, b'\n').map_or(from, |nl| (nl + 1).max(from))
 }
