@@ -1,0 +1,328 @@
+//! The store: open (pragmas, migrations), append, verify.
+//!
+//! Durability contract for callers: append a tool call's `started` row *before* the call runs,
+//! and its result row *before* the model sees the result. `append` returns only after the
+//! transaction committed; with [`Durability::Full`] (the default) a commit survives power loss,
+//! with [`Durability::Normal`] (WAL) it survives a killed process (tested with `kill -9`).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use serde_json::Value;
+
+use crate::chain::{self, ChainChecker, ChainHead, GENESIS, RowToCheck, VerifyReport};
+use crate::error::AuditError;
+use crate::migrations::migrate;
+use crate::record::{Columns, NewEvent};
+use crate::redact::Redactor;
+
+/// How hard a commit is pushed to disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// `synchronous=FULL`: a committed row survives power loss.
+    #[default]
+    Full,
+    /// `synchronous=NORMAL` with WAL: a committed row survives the process being killed; the
+    /// last commits may be lost on power loss.
+    Normal,
+}
+
+/// Options for [`AuditStore::open_with`].
+#[derive(Debug, Clone, Default)]
+pub struct OpenOptions {
+    pub durability: Durability,
+}
+
+/// Where an appended event landed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Appended {
+    pub seq: i64,
+    pub hash: String,
+}
+
+/// A hash-chained, append-only audit trail in one SQLite file.
+pub struct AuditStore {
+    pub(crate) conn: Connection,
+    pub(crate) redactor: Redactor,
+    path: PathBuf,
+    /// Sessions known to have rows (so their next record need not open them).
+    opened_sessions: HashSet<String>,
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+impl AuditStore {
+    /// Opens (creating if needed) the store at `path` with default options.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, AuditError> {
+        Self::open_with(path, &OpenOptions::default())
+    }
+
+    pub fn open_with(path: impl AsRef<Path>, options: &OpenOptions) -> Result<Self, AuditError> {
+        let path = path.as_ref().to_path_buf();
+        let existed = path.exists();
+        let mut conn = Connection::open(&path)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        let journal: String = conn.query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))?;
+        if !journal.eq_ignore_ascii_case("wal") {
+            return Err(AuditError::Internal {
+                message: format!("the audit database could not switch to WAL (got `{journal}`)"),
+            });
+        }
+        let synchronous = match options.durability {
+            Durability::Full => "FULL",
+            Durability::Normal => "NORMAL",
+        };
+        conn.execute_batch(&format!("PRAGMA synchronous={synchronous};"))?;
+        if !existed {
+            restrict_permissions(&path)?;
+        }
+        migrate(&mut conn, now_ms())?;
+        Ok(AuditStore {
+            conn,
+            redactor: Redactor::new()?,
+            path,
+            opened_sessions: HashSet::new(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Registers a secret (a model key) to be replaced wherever it would be stored or
+    /// exported. Register every secret right after opening, before appending.
+    pub fn register_secret(&mut self, secret: &str) -> Result<(), AuditError> {
+        self.redactor.register(secret)
+    }
+
+    /// Appends one event in its own committed transaction.
+    pub fn append(&mut self, event: &NewEvent) -> Result<Appended, AuditError> {
+        let mut appended = self.append_batch(std::slice::from_ref(event))?;
+        appended.pop().ok_or_else(|| AuditError::Internal {
+            message: "an append wrote no row".to_string(),
+        })
+    }
+
+    /// Appends events in one committed transaction (all or none).
+    pub fn append_batch(&mut self, events: &[NewEvent]) -> Result<Vec<Appended>, AuditError> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let (mut seq, mut prev_hash) = tx
+            .query_row(
+                "SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1",
+                [],
+                |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)),
+            )
+            .optional()?
+            .unwrap_or((0, GENESIS.to_string()));
+        let mut opened_here: Vec<String> = Vec::new();
+        let mut appended = Vec::with_capacity(events.len());
+        {
+            let mut exists =
+                tx.prepare_cached("SELECT EXISTS(SELECT 1 FROM events WHERE session_id = ?1)")?;
+            let mut insert = tx.prepare_cached(
+                "INSERT INTO events (seq, time_ms, session_id, kind, call_id, tool, enforcement,
+                                     decision, decided_by, status, content, prev_hash, hash)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            )?;
+            for event in events {
+                let session_id = self.redactor.redact_text(&event.session_id);
+                let known = self.opened_sessions.contains(&session_id)
+                    || opened_here.contains(&session_id)
+                    || exists.query_row([&session_id], |row| row.get::<_, bool>(0))?;
+                if !known {
+                    if !event.record.opens_session() {
+                        return Err(AuditError::SessionNotOpened {
+                            session_id,
+                            kind: event.record.kind().as_str(),
+                        });
+                    }
+                    opened_here.push(session_id.clone());
+                }
+                let record = self
+                    .redactor
+                    .redact_value(&serde_json::to_value(&event.record)?);
+                // The columns come from the redacted record, so nothing unredacted is stored.
+                let columns: Columns =
+                    serde_json::from_value::<crate::AuditRecord>(record.clone())?.columns();
+                seq += 1;
+                let content = chain::content(seq, event.time_ms, &session_id, &record)?;
+                let hash = chain::hash(&prev_hash, &content);
+                insert.execute(params![
+                    seq,
+                    event.time_ms,
+                    session_id,
+                    columns.kind,
+                    columns.call_id,
+                    columns.tool,
+                    columns.enforcement,
+                    columns.decision,
+                    columns.decided_by,
+                    columns.status,
+                    content,
+                    prev_hash,
+                    hash,
+                ])?;
+                appended.push(Appended {
+                    seq,
+                    hash: hash.clone(),
+                });
+                prev_hash = hash;
+            }
+        }
+        tx.commit()?;
+        self.opened_sessions.extend(opened_here);
+        Ok(appended)
+    }
+
+    /// The newest row's number and hash, for anchoring elsewhere.
+    pub fn head(&self) -> Result<Option<ChainHead>, AuditError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1",
+                [],
+                |row| {
+                    Ok(ChainHead {
+                        seq: row.get(0)?,
+                        hash: row.get(1)?,
+                    })
+                },
+            )
+            .optional()?)
+    }
+
+    /// Walks the whole chain and names the first broken row.
+    pub fn verify(&self) -> Result<VerifyReport, AuditError> {
+        let mut checker = ChainChecker::default();
+        let mut statement = self.conn.prepare(
+            "SELECT seq, time_ms, session_id, kind, call_id, tool, enforcement, decision,
+                    decided_by, status, content, prev_hash, hash
+             FROM events ORDER BY seq",
+        )?;
+        let mut rows = statement.query([])?;
+        while let Some(row) = rows.next()? {
+            let text = |i: usize| row.get::<_, Option<String>>(i);
+            let session_id: String = row.get(2)?;
+            let content: String = row.get(10)?;
+            let prev_hash: String = row.get(11)?;
+            let hash: String = row.get(12)?;
+            let columns = stored_columns(
+                &row.get::<_, String>(3)?,
+                text(4)?,
+                text(5)?,
+                text(6)?.as_deref(),
+                text(7)?.as_deref(),
+                text(8)?.as_deref(),
+                text(9)?.as_deref(),
+            );
+            let intact = checker.check(&RowToCheck {
+                seq: row.get(0)?,
+                time_ms: row.get(1)?,
+                session_id: &session_id,
+                content: &content,
+                prev_hash: &prev_hash,
+                hash: &hash,
+                columns: Some(columns),
+            });
+            if !intact {
+                break;
+            }
+        }
+        Ok(checker.report())
+    }
+
+    /// Verifies the chain and that it still holds `anchor` (a head saved earlier), which
+    /// detects a truncated or rewritten tail.
+    pub fn verify_with_anchor(&self, anchor: &ChainHead) -> Result<VerifyReport, AuditError> {
+        let mut report = self.verify()?;
+        if report.first_broken.is_some() {
+            return Ok(report);
+        }
+        let stored: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT hash FROM events WHERE seq = ?1",
+                [anchor.seq],
+                |row| row.get(0),
+            )
+            .optional()?;
+        let detail = match stored {
+            None => Some("the anchored row is gone (the chain was truncated)".to_string()),
+            Some(hash) if hash != anchor.hash => {
+                Some("its hash differs from the anchor (the chain was rewritten)".to_string())
+            }
+            Some(_) => None,
+        };
+        if let Some(detail) = detail {
+            report.first_broken = Some(chain::BrokenRow {
+                seq: anchor.seq,
+                problem: chain::ChainProblem::AnchorMismatch { detail },
+            });
+        }
+        Ok(report)
+    }
+}
+
+/// Maps stored column text back to the static spellings `Columns` uses; unknown spellings
+/// become `"?"` so they never compare equal to a derived column.
+fn stored_columns(
+    kind: &str,
+    call_id: Option<String>,
+    tool: Option<String>,
+    enforcement: Option<&str>,
+    decision: Option<&str>,
+    decided_by: Option<&str>,
+    status: Option<&str>,
+) -> Columns {
+    fn known(value: &str, spellings: &[&'static str]) -> &'static str {
+        spellings
+            .iter()
+            .find(|s| **s == value)
+            .copied()
+            .unwrap_or("?")
+    }
+    Columns {
+        kind: known(
+            kind,
+            &[
+                "session",
+                "attestation",
+                "tool_call",
+                "network_denial",
+                "generic",
+            ],
+        ),
+        call_id,
+        tool,
+        enforcement: enforcement.map(|e| known(e, &["openshell", "local", "none", "host"])),
+        decision: decision.map(|d| known(d, &["allow", "deny"])),
+        decided_by: decided_by.map(|d| known(d, &["user", "rule", "mode", "bypass"])),
+        status: status.map(|s| known(s, &["started", "finished", "failed", "cancelled", "denied"])),
+    }
+}
+
+#[cfg(unix)]
+fn restrict_permissions(path: &Path) -> Result<(), AuditError> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn restrict_permissions(_path: &Path) -> Result<(), AuditError> {
+    Ok(())
+}
+
+/// Parses a stored row's content back into its record.
+pub(crate) fn record_of(content: &str) -> Result<(crate::AuditRecord, Value), AuditError> {
+    let value: Value = serde_json::from_str(content)?;
+    let record = serde_json::from_value(value.get("record").cloned().unwrap_or(Value::Null))?;
+    Ok((record, value))
+}
