@@ -1,7 +1,7 @@
 //! `attach`: relays stdin to a serving runner's socket and the socket to stdout. Each
 //! OpenShell exec stream runs one; when the stream is cut, only this relay dies.
 
-use std::io;
+use std::io::{self, Read, Write};
 use std::net::Shutdown;
 use std::os::unix::net::UnixStream;
 use std::thread;
@@ -20,12 +20,29 @@ pub fn attach(socket: &str) -> Result<(), ModeError> {
         .spawn(move || {
             // Whatever ends the copy (EOF or error), tell the runner no more frames come; it
             // answers the calls in flight and then closes its side.
-            let _ = io::copy(&mut input, &mut to_runner);
+            let _ = relay(&mut input, &mut to_runner);
             let _ = to_runner.shutdown(Shutdown::Write);
         })
         .map_err(|e| ModeError(format!("cannot start a thread: {e}")))?;
     let mut from_runner = &stream;
-    io::copy(&mut from_runner, &mut output)
+    relay(&mut from_runner, &mut output)
         .map_err(|e| ModeError(format!("relaying from {socket} failed: {e}")))?;
     Ok(())
+}
+
+/// Copies until end of file, forwarding every read at once. (`io::copy` may splice, and a
+/// splice between a pipe and a socket can hold bytes back until more arrive; a relay of
+/// request frames must never hold a frame back.)
+fn relay(from: &mut impl Read, to: &mut impl Write) -> io::Result<()> {
+    let mut buf = vec![0u8; 256 * 1024];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        to.write_all(&buf[..n])?;
+        to.flush()?;
+    }
 }

@@ -1,0 +1,9 @@
+mod attacks;
+mod bash;
+mod golden;
+mod harness;
+mod modes;
+mod protocol;
+mod races;
+mod tools;
+mod transfer;
