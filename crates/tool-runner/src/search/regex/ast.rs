@@ -84,7 +84,8 @@ pub enum RegexErrorKind {
     UnclosedFlags,
     /// Groups nested deeper than [`MAX_NESTING`](super::MAX_NESTING).
     NestingTooDeep,
-    /// The compiled program would exceed [`MAX_PROGRAM_SIZE`](super::MAX_PROGRAM_SIZE).
+    /// The compiled program would exceed [`MAX_PROGRAM_SIZE`](super::MAX_PROGRAM_SIZE)
+    /// (the error's position is 0: the size is a property of the whole pattern).
     TooLarge,
 }
 
@@ -133,7 +134,7 @@ impl fmt::Display for RegexError {
             ),
             RegexErrorKind::TooLarge => write!(
                 f,
-                "pattern too large: it compiles to more than {} instructions (at {at})",
+                "pattern too large: its repetitions compile to more than {} instructions",
                 super::MAX_PROGRAM_SIZE
             ),
         }

@@ -6,7 +6,8 @@ use std::sync::OnceLock;
 /// The largest Unicode scalar value.
 pub(crate) const MAX_CHAR: u32 = 0x10_FFFF;
 
-/// Case mappings exist only below this value (the last cased script, Adlam, ends near U+1E95F).
+/// Case mappings exist only below this value (the last cased script, Adlam, ends near U+1E95F;
+/// a test checks this against the standard library's tables).
 const LAST_CASED: u32 = 0x1_FFFF;
 
 /// A set of characters: sorted, disjoint, non-adjacent inclusive ranges of scalar values.
@@ -120,21 +121,18 @@ impl CharSet {
             .sum()
     }
 
-    /// The set with every member's simple upper- and lower-case forms added.
+    /// The set with every member's simple upper- and lower-case forms added. Costs
+    /// O(cased characters in the set), however large its ranges.
     pub(crate) fn case_folded(&self) -> CharSet {
+        let cased = cased_chars();
         let mut extra = Vec::new();
         for &(low, high) in &self.ranges {
-            if low == 0 && high >= LAST_CASED {
-                // Every cased character is already in the set, and so are its other forms.
-                continue;
-            }
-            for value in low..=high.min(LAST_CASED) {
-                if let Some(c) = char::from_u32(value) {
-                    for variant in case_variants(c) {
-                        let v = u32::from(variant);
-                        if v < low || v > high {
-                            extra.push((v, v));
-                        }
+            let first = cased.partition_point(|&c| u32::from(c) < low);
+            for &c in cased[first..].iter().take_while(|&&c| u32::from(c) <= high) {
+                for variant in case_variants(c) {
+                    let v = u32::from(variant);
+                    if v < low || v > high {
+                        extra.push((v, v));
                     }
                 }
             }
@@ -160,6 +158,17 @@ impl CharSet {
         }
         self.ranges = merged;
     }
+}
+
+/// Every character with another simple case form, ascending (computed once).
+fn cased_chars() -> &'static [char] {
+    static CASED: OnceLock<Vec<char>> = OnceLock::new();
+    CASED.get_or_init(|| {
+        (0..=LAST_CASED)
+            .filter_map(char::from_u32)
+            .filter(|&c| case_variants(c).nth(1).is_some())
+            .collect()
+    })
 }
 
 /// `c` and its simple (one-character) case mappings: at most four characters, `c` first.
@@ -284,6 +293,26 @@ mod tests {
         assert!(greek.contains(u32::from('σ')));
         let digits = digit_chars().case_folded();
         assert_eq!(digits, digit_chars());
+    }
+
+    #[test]
+    fn no_character_above_the_last_cased_one_has_a_case_mapping() {
+        for value in LAST_CASED + 1..=MAX_CHAR {
+            if let Some(c) = char::from_u32(value) {
+                assert_eq!(case_variants(c).count(), 1, "{c:?} has case forms");
+            }
+        }
+    }
+
+    #[test]
+    fn folding_a_huge_range_is_cheap_and_complete() {
+        let everything_but_a = CharSet::from_ranges([(0, 0x60), (0x62, MAX_CHAR)]);
+        let folded = everything_but_a.case_folded();
+        assert!(
+            folded.contains(u32::from('a')),
+            "'A' is in the set, so 'a' is added"
+        );
+        assert_eq!(folded, CharSet::all());
     }
 
     #[test]
