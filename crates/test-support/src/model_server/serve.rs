@@ -129,7 +129,7 @@ async fn handle(
     };
     let parsed: Result<Value, _> = serde_json::from_slice(&bytes);
 
-    let (index, reply, key_accepted) = {
+    let (index, reply) = {
         let mut state = shared.lock();
         let index = state.requests.len();
         let key_accepted = state
@@ -156,40 +156,46 @@ async fn handle(
                 .map(|problem| format!("request #{index} ({path}): {problem}"))
                 .collect(),
         };
-        // A refused key is answered before anything else, like the real APIs do.
-        let reply = if !problems.is_empty() || !key_accepted {
-            None
+        // A broken request and a refused key are answered before any reply is consumed.
+        let refusal = if !problems.is_empty() {
+            Some(Refusal::Invalid(problems.join("; ")))
+        } else if !key_accepted {
+            Some(Refusal::Unauthorized)
         } else {
-            let reply = state.replies.pop_front();
-            if reply.is_none() {
-                problems.push(format!(
+            None
+        };
+        let reply = match refusal {
+            Some(refusal) => Err(refusal),
+            None => state.replies.pop_front().ok_or_else(|| {
+                let problem = format!(
                     "request #{index} ({path}): no scripted reply left (an unexpected retry or \
                      extra request?)"
-                ));
-            }
-            reply
+                );
+                problems.push(problem.clone());
+                Refusal::NoReply(problem)
+            }),
         };
-        let problem_text = problems.join("; ");
         state.violations.extend(problems);
-        (index, reply.ok_or(problem_text), key_accepted)
+        (index, reply)
     };
     shared.changed.notify_waiters();
 
     let reply = match reply {
         Ok(reply) => reply,
-        Err(problems) => {
+        Err(refusal) => {
             shared.set_outcome(index, StreamOutcome::Completed);
-            return Ok(if !problems.is_empty() {
-                vendor_error(
+            let message = |problem: &str| format!("FakeModelServer: {problem}");
+            return Ok(match refusal {
+                Refusal::Invalid(problem) => vendor_error(
                     format,
                     if format.is_none() { 404 } else { 400 },
                     "invalid_request_error",
-                    &format!("FakeModelServer: {problems}"),
-                )
-            } else if key_accepted {
-                vendor_error(format, 500, "api_error", "FakeModelServer: no reply")
-            } else {
-                unauthorized(format, key.as_deref())
+                    &message(&problem),
+                ),
+                Refusal::NoReply(problem) => {
+                    vendor_error(format, 500, "api_error", &message(&problem))
+                }
+                Refusal::Unauthorized => unauthorized(format, key.as_deref()),
             });
         }
     };
@@ -198,6 +204,16 @@ async fn handle(
     }
     let body = parsed.unwrap_or(Value::Null);
     Ok(respond(&reply, format, &body, index, shared))
+}
+
+/// Why a request gets no scripted reply.
+enum Refusal {
+    /// It broke an invariant (or its path is unknown).
+    Invalid(String),
+    /// The script has no reply left for it.
+    NoReply(String),
+    /// Its key is missing or wrong.
+    Unauthorized,
 }
 
 fn unauthorized(format: Option<WireFormat>, presented: Option<&str>) -> Response<Body> {
