@@ -393,15 +393,24 @@ fn the_dfa_cache_is_emptied_and_rebuilt_when_full_without_changing_answers() {
     let regex = compile("(a|b)*a(a|b){19}c", false);
     let mut text = String::new();
     let mut seed: u32 = 12345;
-    for _ in 0..70_000 {
+    for _ in 0..50_000 {
         seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
         text.push(if (seed >> 16) & 1 == 0 { 'a' } else { 'b' });
     }
+    // A match needs an `a` exactly 20 letters before the final `c`.
+    text.replace_range(text.len() - 20..text.len() - 19, "a");
     let mut searcher = regex.line_searcher();
     assert!(!searcher.is_match_line(text.as_bytes()));
     let with_c = format!("{text}c");
     assert!(searcher.is_match_line(with_c.as_bytes()));
     assert!(regex.find(&with_c).is_some());
+    let mut wrong = text.clone();
+    wrong.replace_range(text.len() - 20..text.len() - 19, "b");
+    let wrong_c = format!("{wrong}c");
+    assert_eq!(
+        searcher.is_match_line(wrong_c.as_bytes()),
+        regex.find(&wrong_c).is_some()
+    );
     let (_, clears) = searcher.dfa_steps();
     assert!(
         clears > 0,
