@@ -3,4 +3,4 @@
 /**
  * Who approved or denied a call.
  */
-export type DecidedBy = "mode" | "standing_approval" | "user" | "safety_check" | "policy";
+export type DecidedBy = "mode" | "standing_approval" | "rule" | "user" | "safety_check" | "policy";

@@ -27,7 +27,12 @@ summary: string,
 /**
  * Why the user is asked.
  */
-reason: string, } | { "type": "tool_call_approved", call_id: string, by: DecidedBy, 
+reason: string, 
+/**
+ * Whether a `session` or `always` approval may answer it (false for calls a safety
+ * check flagged: only `once` is offered).
+ */
+lasting_allowed: boolean, } | { "type": "tool_call_approved", call_id: string, by: DecidedBy, 
 /**
  * The scope the user gave, when the user approved.
  */

@@ -2,22 +2,20 @@
 import type { ApprovalScope } from "./ApprovalScope";
 
 /**
- * An approval that outlives one call: the canonical call it covers and its scope.
+ * An approval that outlives one call, as front ends list it. What it covers exactly (a command
+ * prefix, a tool on one path, one exact call) is decided and stored by the `approvals` crate;
+ * this is its display form.
  */
 export type StandingApproval = { 
 /**
- * The tool name, e.g. `run_bash`.
+ * Stable id (the same approval given twice has one id).
  */
-tool: string, 
-/**
- * The canonical form of the arguments the approval is bound to.
- */
-canonical: string, 
+id: string, 
 /**
  * `session` or `always` (never `once`).
  */
 scope: ApprovalScope, 
 /**
- * A short human description (the command, or the path).
+ * What it lets through, in one line (e.g. "commands starting with `cargo test`").
  */
-summary: string, granted_ms: number, };
+description: string, };

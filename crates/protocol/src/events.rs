@@ -53,6 +53,8 @@ pub enum DecidedBy {
     Mode,
     /// A standing approval (session or always) covers it.
     StandingApproval,
+    /// A rule (built-in or the machine's) decides it.
+    Rule,
     /// The user answered a prompt.
     User,
     /// A safety check refuses it whatever the mode.
@@ -200,6 +202,9 @@ pub enum EventMsg {
         summary: String,
         /// Why the user is asked.
         reason: String,
+        /// Whether a `session` or `always` approval may answer it (false for calls a safety
+        /// check flagged: only `once` is offered).
+        lasting_allowed: bool,
     },
     ToolCallApproved {
         call_id: String,

@@ -85,17 +85,15 @@ pub enum ApprovalDecision {
     },
 }
 
-/// An approval that outlives one call: the canonical call it covers and its scope.
+/// An approval that outlives one call, as front ends list it. What it covers exactly (a command
+/// prefix, a tool on one path, one exact call) is decided and stored by the `approvals` crate;
+/// this is its display form.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
 pub struct StandingApproval {
-    /// The tool name, e.g. `run_bash`.
-    pub tool: String,
-    /// The canonical form of the arguments the approval is bound to.
-    pub canonical: String,
+    /// Stable id (the same approval given twice has one id).
+    pub id: String,
     /// `session` or `always` (never `once`).
     pub scope: ApprovalScope,
-    /// A short human description (the command, or the path).
-    pub summary: String,
-    #[ts(type = "number")]
-    pub granted_ms: i64,
+    /// What it lets through, in one line (e.g. "commands starting with `cargo test`").
+    pub description: String,
 }

@@ -1,0 +1,223 @@
+//! The approval gate: the `approvals` crate decides; this module feeds it the session's mode,
+//! grants and standing approvals, and turns its answers into protocol terms.
+
+use std::collections::BTreeSet;
+
+use approvals::{
+    Access, ApprovalPolicy, DecisionOutcome, Grant, Grants, RuleSet, StandingApprovals,
+    ToolCallView, UserDecision, Verdict,
+};
+use protocol::{
+    ApprovalDecision, ApprovalMode, ApprovalScope, DecidedBy, EnforcementLevel, FolderAccess,
+    SessionSettings,
+};
+use serde_json::Value;
+use tool_protocol::ToolRequest;
+
+use crate::tools::PreparedCall;
+
+/// What the gate decided for one call, in protocol terms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum GateVerdict {
+    Allow {
+        by: DecidedBy,
+    },
+    Ask {
+        reason: String,
+        /// Whether a session/always approval may answer it.
+        lasting_allowed: bool,
+    },
+    Deny {
+        by: DecidedBy,
+        reason: String,
+    },
+}
+
+/// What the user's answer means.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum GateDecision {
+    /// Run; keep these approvals (by their scope). `scope` is what was actually granted
+    /// (`once` when a lasting approval could not be given for this call).
+    Run {
+        scope: ApprovalScope,
+        new_approvals: Vec<approvals::StandingApproval>,
+    },
+    Refuse {
+        message_to_model: String,
+    },
+}
+
+fn approvals_mode(mode: ApprovalMode) -> approvals::ApprovalMode {
+    match mode {
+        ApprovalMode::Ask => approvals::ApprovalMode::Ask,
+        ApprovalMode::AutoEdit => approvals::ApprovalMode::AutoEdit,
+        ApprovalMode::AutoInSandbox => approvals::ApprovalMode::AutoInSandbox,
+        ApprovalMode::Bypass => approvals::ApprovalMode::Bypass,
+    }
+}
+
+/// The display form of a standing approval.
+pub(crate) fn listed(approval: &approvals::StandingApproval) -> protocol::StandingApproval {
+    protocol::StandingApproval {
+        id: approval.id.clone(),
+        scope: match approval.scope {
+            approvals::ApprovalScope::Once => ApprovalScope::Once,
+            approvals::ApprovalScope::Session => ApprovalScope::Session,
+            approvals::ApprovalScope::Always => ApprovalScope::Always,
+        },
+        description: approval.grant.describe(),
+    }
+}
+
+/// The session's gate for one evaluation: built from the settings in force at that moment.
+pub(crate) struct Gate {
+    policy: ApprovalPolicy,
+    cwd: String,
+    enforcement: EnforcementLevel,
+    downloaded: BTreeSet<String>,
+}
+
+impl Gate {
+    pub(crate) fn new(
+        settings: &SessionSettings,
+        enforcement: EnforcementLevel,
+    ) -> Result<Self, String> {
+        let grants = Grants::new(
+            settings
+                .folders
+                .iter()
+                .map(|f| Grant {
+                    path: f.path.clone(),
+                    access: match f.access {
+                        FolderAccess::ReadWrite => Access::ReadWrite,
+                        FolderAccess::ReadOnly => Access::ReadOnly,
+                    },
+                })
+                .collect(),
+        )
+        .map_err(|e| e.to_string())?;
+        let rules = RuleSet::builtin().map_err(|e| format!("the built-in rules: {e}"))?;
+        let cwd = settings
+            .cwd
+            .clone()
+            .or_else(|| settings.folders.first().map(|f| f.path.clone()))
+            .unwrap_or_else(|| "/".to_owned());
+        Ok(Self {
+            policy: ApprovalPolicy::new(approvals_mode(settings.approval_mode), rules, grants),
+            cwd,
+            enforcement,
+            downloaded: BTreeSet::new(),
+        })
+    }
+
+    fn view<'a>(&'a self, tool: &'a str, input: &'a Value) -> ToolCallView<'a> {
+        ToolCallView {
+            tool,
+            args_json: input,
+            cwd: &self.cwd,
+            enforcement: self.enforcement,
+            recently_downloaded: &self.downloaded,
+        }
+    }
+
+    pub(crate) fn evaluate(
+        &self,
+        tool: &str,
+        input: &Value,
+        standing: &StandingApprovals,
+    ) -> GateVerdict {
+        let view = self.view(tool, input);
+        match self.policy.evaluate(&view, standing) {
+            Verdict::Allow { decided_by, .. } => GateVerdict::Allow {
+                by: decided_by_of(&decided_by),
+            },
+            Verdict::Deny { reason, decided_by } => GateVerdict::Deny {
+                by: decided_by_of(&decided_by),
+                reason,
+            },
+            Verdict::Ask {
+                reason,
+                safety_check,
+            } => GateVerdict::Ask {
+                reason,
+                lasting_allowed: safety_check.is_none()
+                    && self.policy.lasting_grants(&view).is_ok(),
+            },
+        }
+    }
+
+    pub(crate) fn decide(
+        &self,
+        tool: &str,
+        input: &Value,
+        decision: &ApprovalDecision,
+    ) -> GateDecision {
+        let view = self.view(tool, input);
+        let (user, scope) = match decision {
+            ApprovalDecision::Approve {
+                scope: ApprovalScope::Once,
+            } => (UserDecision::ApproveOnce, ApprovalScope::Once),
+            ApprovalDecision::Approve {
+                scope: ApprovalScope::Session,
+            } => (UserDecision::ApproveSession, ApprovalScope::Session),
+            ApprovalDecision::Approve {
+                scope: ApprovalScope::Always,
+            } => (UserDecision::ApproveAlways, ApprovalScope::Always),
+            ApprovalDecision::Deny { reason } => (
+                UserDecision::Deny {
+                    reason: reason.clone(),
+                },
+                ApprovalScope::Once,
+            ),
+        };
+        match self.policy.decide(&view, &user) {
+            Ok(DecisionOutcome::Run { new_approvals }) => GateDecision::Run {
+                scope,
+                new_approvals,
+            },
+            Ok(DecisionOutcome::Refuse { message_to_model }) => {
+                GateDecision::Refuse { message_to_model }
+            }
+            // A lasting approval cannot be given for this call: the user approved it, so it
+            // runs this once and nothing is kept.
+            Err(_) => GateDecision::Run {
+                scope: ApprovalScope::Once,
+                new_approvals: Vec::new(),
+            },
+        }
+    }
+}
+
+fn decided_by_of(decided_by: &approvals::DecidedBy) -> DecidedBy {
+    match decided_by {
+        approvals::DecidedBy::Rule { .. } => DecidedBy::Rule,
+        approvals::DecidedBy::Mode { .. } | approvals::DecidedBy::Bypass => DecidedBy::Mode,
+        approvals::DecidedBy::Standing { .. } => DecidedBy::StandingApproval,
+        approvals::DecidedBy::InvalidCall => DecidedBy::Policy,
+    }
+}
+
+/// One line saying what the call would do.
+pub(crate) fn summary(call: &PreparedCall) -> String {
+    match &call.request {
+        ToolRequest::RunBash(r) => r.command.clone(),
+        ToolRequest::ReadFile(r) => format!("read {}", r.path),
+        ToolRequest::WriteFile(r) => format!("write {} ({} bytes)", r.path, r.content.len()),
+        ToolRequest::EditFile(r) => format!("edit {}", r.path),
+        ToolRequest::Delete(r) => format!(
+            "delete {}{}",
+            r.path,
+            if r.recursive == Some(true) {
+                " (recursively)"
+            } else {
+                ""
+            }
+        ),
+        ToolRequest::Glob(r) => format!("glob {}", r.pattern),
+        ToolRequest::Grep(r) => format!("grep {}", r.pattern),
+        ToolRequest::ListDirectory(r) => {
+            format!("list {}", r.path.as_deref().unwrap_or("."))
+        }
+        other => other.name().as_str().to_owned(),
+    }
+}

@@ -1,0 +1,19 @@
+//! Errors at the agent's boundary (starting, resuming and talking to sessions). Failures inside
+//! a turn are not errors of this kind: they become `error` events.
+
+use crate::event_bus::SinkError;
+use crate::session_store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Sink(#[from] SinkError),
+    /// The session's settings cannot be used; the message names the setting.
+    #[error("invalid session settings: {0}")]
+    InvalidSettings(String),
+    /// The session has ended; it takes no more ops.
+    #[error("session `{0}` is closed")]
+    Closed(String),
+}

@@ -1,0 +1,86 @@
+//! What a session keeps across restarts, and the trait a store implements (the SQLite one
+//! lives in the `session-store` crate; the agent never touches a database itself).
+
+use approvals::StandingApproval;
+use async_trait::async_trait;
+use model_client::Message;
+use protocol::SessionSettings;
+use serde::{Deserialize, Serialize};
+
+/// Everything needed to resume a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionRecord {
+    pub id: String,
+    /// The settings in force, grants included (they change with grant/revoke ops).
+    pub settings: SessionSettings,
+    /// The conversation as sent to the model.
+    pub messages: Vec<Message>,
+    /// The session-scoped approvals in force (machine-wide `always` approvals are kept apart).
+    pub session_approvals: Vec<StandingApproval>,
+    /// The last event number used, so a resumed session continues the sequence.
+    pub last_seq: u64,
+    pub created_ms: i64,
+    pub updated_ms: i64,
+}
+
+/// One line of a session listing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionSummary {
+    pub id: String,
+    pub created_ms: i64,
+    pub updated_ms: i64,
+    pub message_count: u64,
+    /// The first user message, cut to a line.
+    pub title: String,
+}
+
+/// Why the store failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    #[error("no session with id `{0}`")]
+    NotFound(String),
+    #[error("a session with id `{0}` already exists")]
+    AlreadyExists(String),
+    /// The stored data cannot be read back (a newer schema, a damaged row).
+    #[error("the session store holds data this version cannot read: {0}")]
+    Corrupt(String),
+    #[error("the session store failed: {0}")]
+    Backend(String),
+}
+
+/// Sessions that outlive the process.
+#[async_trait]
+pub trait SessionStore: Send + Sync {
+    /// Stores a new session.
+    async fn create(&self, record: &SessionRecord) -> Result<(), StoreError>;
+
+    /// Loads a session, or `None` when there is none with this id.
+    async fn load(&self, id: &str) -> Result<Option<SessionRecord>, StoreError>;
+
+    /// Replaces the messages from index `from` on with `messages` (the conversation only grows,
+    /// except that a user turn may extend the last user message), and records `last_seq`.
+    async fn save_messages(
+        &self,
+        id: &str,
+        from: usize,
+        messages: &[Message],
+        last_seq: u64,
+    ) -> Result<(), StoreError>;
+
+    async fn save_settings(&self, id: &str, settings: &SessionSettings) -> Result<(), StoreError>;
+
+    async fn save_session_approvals(
+        &self,
+        id: &str,
+        approvals: &[StandingApproval],
+    ) -> Result<(), StoreError>;
+
+    /// The machine-wide `always` approvals.
+    async fn always_approvals(&self) -> Result<Vec<StandingApproval>, StoreError>;
+
+    /// Adds a machine-wide `always` approval (one with the same id is ignored).
+    async fn add_always_approval(&self, approval: &StandingApproval) -> Result<(), StoreError>;
+
+    /// Sessions, most recently updated first.
+    async fn list(&self) -> Result<Vec<SessionSummary>, StoreError>;
+}
