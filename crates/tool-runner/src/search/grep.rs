@@ -27,7 +27,7 @@ use super::SearchError;
 use super::glob_pattern::GlobPattern;
 use super::regex::memchr::{count_byte, find_byte, rfind_byte};
 use super::regex::{LineSearcher, Regex, RegexOptions};
-use super::walk::{EntryKind, Visit, WalkOptions, open_no_follow, walk};
+use super::walk::{EntryKind, Visit, WalkOptions, open_base_file, open_no_follow, walk};
 
 /// `max_matches` when the caller gives none.
 pub const DEFAULT_MAX_MATCHES: u64 = 500;
@@ -86,7 +86,8 @@ pub fn grep(base: &Path, args: &Grep, cancel: &AtomicBool) -> Result<GrepResult,
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         if filter.allows_file(&[name.as_str()]) {
-            run.search_file(base).map_err(io_error)?;
+            let file = open_base_file(base).map_err(io_error)?;
+            run.search_file(base, file).map_err(io_error)?;
         }
         return Ok(run.result);
     }
@@ -99,8 +100,10 @@ pub fn grep(base: &Path, args: &Grep, cancel: &AtomicBool) -> Result<GrepResult,
         |entry| match entry.kind {
             EntryKind::Dir if filter.excludes_dir(entry.components) => Visit::SkipDir,
             EntryKind::File if filter.allows_file(entry.components) => {
-                // A file that cannot be read (gone, permission denied) is skipped.
-                match run.search_file(entry.path) {
+                // A file that cannot be read (gone, permission denied, swapped for a link
+                // since the listing) is skipped.
+                match open_no_follow(entry.path).and_then(|file| run.search_file(entry.path, file))
+                {
                     Ok(Progress::Stop) => Visit::Stop,
                     Ok(Progress::Continue) | Err(_) => Visit::Continue,
                 }
@@ -188,8 +191,7 @@ struct LineHit {
 }
 
 impl GrepRun<'_> {
-    fn search_file(&mut self, path: &Path) -> io::Result<Progress> {
-        let file = open_no_follow(path)?;
+    fn search_file(&mut self, path: &Path, file: fs::File) -> io::Result<Progress> {
         let Some(len) = self.read_text(file)? else {
             self.result.files_skipped_binary += 1;
             return Ok(Progress::Continue);

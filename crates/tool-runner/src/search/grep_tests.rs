@@ -1,3 +1,4 @@
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
 
@@ -340,6 +341,29 @@ fn a_single_file_base_is_searched_directly() {
     excluded.include = Some(vec!["*.rs".to_owned()]);
     let result = run(&file, &excluded);
     assert_eq!((result.matches.len(), result.files_searched), (0, 0));
+}
+
+#[test]
+fn open_handles_work_as_bases() {
+    let dir = TestDir::new("grep-proc-fd");
+    let file = dir.write("sub/one.txt", "needle\n");
+    let folder = fs::File::open(dir.path().join("sub")).unwrap();
+    let opened = fs::File::open(&file).unwrap();
+    let handle = |f: &fs::File| {
+        PathBuf::from(format!(
+            "/proc/self/fd/{}",
+            std::os::fd::AsRawFd::as_raw_fd(f)
+        ))
+    };
+    let through_folder = run(&handle(&folder), &args("needle"));
+    assert_eq!(through_folder.matches.len(), 1);
+    assert_eq!(
+        through_folder.matches[0].path,
+        handle(&folder).join("one.txt").to_string_lossy()
+    );
+    let through_file = run(&handle(&opened), &args("needle"));
+    assert_eq!(through_file.matches.len(), 1);
+    assert_eq!(through_file.files_searched, 1);
 }
 
 #[test]

@@ -226,6 +226,15 @@ pub(crate) fn open_no_follow(path: &Path) -> io::Result<File> {
         .open(path)
 }
 
+/// Opens an authorised base file (a link there, such as `/proc/self/fd/<n>`, is followed)
+/// without blocking on a FIFO.
+pub(crate) fn open_base_file(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(open_flags::NON_BLOCK)
+        .open(path)
+}
+
 /// `open(2)` flag values, which differ between platforms (std does not export them).
 mod open_flags {
     #[cfg(all(
