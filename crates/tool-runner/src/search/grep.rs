@@ -4,8 +4,9 @@
 //!   and skipping `.git/`; symbolic links are never followed.
 //! * `include`/`exclude` are globs ([`GlobPattern`]) matched against the path relative to the
 //!   base. A glob without a `/` (`*.rs`, `target`) matches the name at any depth, like a
-//!   `.gitignore` line; one with a `/` (`src/**/*.rs`) is anchored at the base. An `exclude`
-//!   matching a folder prunes it. For a single-file base they match the file's name.
+//!   `.gitignore` line; one with a `/` (`src/**/*.rs`) is anchored at the base. An `include`
+//!   matching a folder includes everything below it; an `exclude` matching a folder prunes it.
+//!   For a single-file base they match the file's name.
 //! * A file with a NUL byte in its first 8 KiB is binary: it is skipped and counted in
 //!   `files_skipped_binary`.
 //! * Each file is read in one go (at most [`MAX_FILE_BYTES`]; the rest of a larger file is not
@@ -134,16 +135,20 @@ impl PathFilter {
         })
     }
 
+    /// True when the file is included (it, or a folder above it, matches an `include`; or
+    /// there is none) and does not match an `exclude`.
     fn allows_file(&self, components: &[&str]) -> bool {
-        (self.include.is_empty()
-            || self
-                .include
-                .iter()
-                .any(|g| g.matches_components(components, false)))
+        let included = self.include.is_empty()
+            || self.include.iter().any(|glob| {
+                glob.matches_components(components, false)
+                    || (1..components.len())
+                        .any(|depth| glob.matches_components(&components[..depth], true))
+            });
+        included
             && !self
                 .exclude
                 .iter()
-                .any(|g| g.matches_components(components, false))
+                .any(|glob| glob.matches_components(components, false))
     }
 
     fn excludes_dir(&self, components: &[&str]) -> bool {

@@ -273,6 +273,12 @@ fn include_and_exclude_globs_filter_files_and_prune_folders() {
     assert_eq!(paths(&["*.js"], &["*.min.js"]), ["web/app.js"]);
     assert_eq!(paths(&["*.{md,js}"], &["web/"]), ["src/notes.md"]);
     assert_eq!(paths(&[], &["src", "target", "web"]), ["main.rs"]);
+    // An include naming a folder takes everything below it.
+    assert_eq!(
+        paths(&["src"], &["*.md"]),
+        ["src/deep/mod.rs", "src/lib.rs"]
+    );
+    assert_eq!(paths(&["web/"], &[]), ["web/app.js", "web/app.min.js"]);
 }
 
 #[test]
