@@ -1,5 +1,8 @@
 //! Append-only storage, the hash chain, and `verify()` naming the first broken row.
 
+// Test helpers: a panic is a failed test with a line number.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use audit_store::{
