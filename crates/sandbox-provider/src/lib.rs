@@ -14,6 +14,7 @@ mod attestation;
 pub mod direct;
 mod error;
 pub mod local;
+pub mod openshell;
 pub mod runner_client;
 mod sandbox;
 mod spawn;

@@ -5,4 +5,5 @@
 //! no production code path may depend on this crate.
 
 pub mod binaries;
+pub mod gateway_double;
 pub mod model_server;
