@@ -9,6 +9,20 @@
 //!   hosts, known secrets, credential-share entries, baseline paths.
 //! - [`validate_policy`] and the other `check_*` functions mirror the gateway's rules.
 //!
+//! ```
+//! use sandbox_policy::{HostRule, NetworkAllowList, SandboxData};
+//!
+//! let data = SandboxData::builtin()?;
+//! let extra = [HostRule::parse("intranet.example.com:8443")?];
+//! let allow =
+//!     NetworkAllowList::resolve(data.profile_named("strict")?, &extra, &[], &[], &data.companions)?;
+//! assert!(allow.check_host("PyPI.org.", 443).is_allowed());
+//! assert!(!allow.check_host("pypi.org.evil.example", 443).is_allowed());
+//! assert!(!allow.check_ip("pypi.org", 443, "169.254.169.254".parse()?).is_allowed());
+//! assert!(allow.check_ip("intranet.example.com", 8443, "10.1.2.3".parse()?).is_allowed());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! [`SandboxPolicy`]: openshell_proto::sandbox::SandboxPolicy
 
 mod allow_list;
@@ -28,8 +42,9 @@ pub use error::PolicyError;
 pub use host::{Cidr, DEFAULT_PORT, HostPattern, HostRule, NormalHost, Transport, normalize_host};
 pub use ip_class::{AddressClass, classify, unmap};
 pub use render::{
-    FolderSpec, MountDriver, Owner, RUNNER_SOCKET, RUNNER_SOCKET_DIR, RenderedSandbox, SessionSpec,
-    create_request_json, policy_yaml, render, run_as_owner, runner_command, sandbox_name,
+    ANY_BINARY, FolderSpec, LANDLOCK_MODE, MountDriver, Owner, RUNNER_SOCKET, RUNNER_SOCKET_DIR,
+    RenderedSandbox, SessionSpec, any_binary, create_request_json, policy_yaml, render,
+    run_as_owner, runner_command, sandbox_name,
 };
 pub use secrets::{PROVIDER_TYPE, ProviderRequest, SecretSpec, SecretValue};
 pub use validate::{

@@ -22,6 +22,7 @@ use crate::host::HostRule;
 use crate::secrets::{ProviderRequest, SecretSpec, SecretValue};
 
 pub use folders::run_as_owner;
+pub use policy::{ANY_BINARY, LANDLOCK_MODE, any_binary};
 pub use request::{RUNNER_SOCKET, RUNNER_SOCKET_DIR, runner_command};
 pub use views::{create_request_json, policy_yaml};
 

@@ -11,7 +11,7 @@ use openshell_proto::sandbox::{
 use super::folders::Layout;
 use crate::allow_list::{NetworkAllowList, OPEN_RULE, RuleOrigin};
 use crate::error::PolicyError;
-use crate::host::{HostPattern, Transport};
+use crate::host::{HostPattern, HostRule, Transport};
 use crate::secrets::ProviderRequest;
 use crate::validate::validate_policy;
 
@@ -38,17 +38,7 @@ pub(crate) fn build(
             .endpoints
             .iter()
             .map(|endpoint| {
-                let mut out = NetworkEndpoint {
-                    port: u32::from(endpoint.host.port),
-                    ..NetworkEndpoint::default()
-                };
-                match &endpoint.host.pattern {
-                    HostPattern::Addresses(cidr) => out.allowed_ips = vec![cidr.to_string()],
-                    pattern => out.host = pattern.host_field(),
-                }
-                if endpoint.host.transport == Transport::Tcp {
-                    out.protocol = "tcp".to_owned();
-                }
+                let mut out = endpoint.host.to_endpoint();
                 if rule.origin == RuleOrigin::Secret
                     && let Some(provider) = binding
                 {
@@ -109,7 +99,27 @@ pub(crate) fn build(
     Ok(policy)
 }
 
-fn any_binary() -> NetworkBinary {
+impl HostRule {
+    /// The OpenShell endpoint for this rule: `host` and `port` for names, a hostless endpoint
+    /// with `allowed_ips` for addresses and networks, `protocol: tcp` for direct TCP.
+    pub fn to_endpoint(&self) -> NetworkEndpoint {
+        let mut endpoint = NetworkEndpoint {
+            port: u32::from(self.port),
+            ..NetworkEndpoint::default()
+        };
+        match &self.pattern {
+            HostPattern::Addresses(cidr) => endpoint.allowed_ips = vec![cidr.to_string()],
+            pattern => endpoint.host = pattern.host_field(),
+        }
+        if self.transport == Transport::Tcp {
+            endpoint.protocol = "tcp".to_owned();
+        }
+        endpoint
+    }
+}
+
+/// The program pattern of every rule Paddock writes.
+pub fn any_binary() -> NetworkBinary {
     NetworkBinary {
         path: ANY_BINARY.to_owned(),
     }
