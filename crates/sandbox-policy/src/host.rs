@@ -277,6 +277,13 @@ impl HostRule {
 
     /// Like [`HostRule::parse`]; errors name `field`.
     pub fn parse_in(field: &str, text: &str) -> Result<Self, PolicyError> {
+        if text.contains("://") {
+            return Err(PolicyError::host(
+                field,
+                text,
+                "is a URL; write the host (and `:port`) only, like `example.com:8443`",
+            ));
+        }
         let (host, port) = split_port(field, text)?;
         let pattern = parse_pattern(field, host)?;
         Ok(Self {

@@ -89,6 +89,8 @@ fn bad_ports_and_odd_forms_are_refused_with_the_reason() {
         ("0x7f.0.0.1", "non-canonical"),
         ("a..b.com", "empty label"),
         ("[::1", "`]`"),
+        ("https://example.com", "URL"),
+        ("http://example.com:8080/path", "URL"),
     ] {
         let error = refused(bad);
         assert!(error.contains(why), "{bad}: {error}");
