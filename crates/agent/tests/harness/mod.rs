@@ -6,6 +6,11 @@
     dead_code,
     reason = "each test binary uses a different part of the harness"
 )]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is a failed test"
+)]
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
