@@ -6,6 +6,7 @@
 
 use super::ast::Node;
 use super::charset::case_variants;
+use super::utf8::REPLACEMENT;
 
 /// Sets larger than this are forgotten (too many strings to scan for).
 const MAX_SET: usize = 16;
@@ -100,6 +101,11 @@ fn facts(node: &Node) -> Facts {
             exact: Some(Vec::new()),
             required: None,
         },
+        Node::Literal { c: REPLACEMENT, .. } => {
+            // U+FFFD also stands for bytes that are not UTF-8, which a byte scan for its
+            // encoding would miss: it ends a literal.
+            Facts::default()
+        }
         Node::Literal { c, fold } => {
             if *fold && !c.is_ascii() {
                 // The scan folds ASCII only; other case-folded characters end a literal.
@@ -111,7 +117,7 @@ fn facts(node: &Node) -> Facts {
             }
         }
         Node::Class(set) => {
-            if set.len() > 4 {
+            if set.len() > 4 || set.contains(u32::from(REPLACEMENT)) {
                 return Facts::default();
             }
             let chars: Vec<Lit> = set

@@ -261,6 +261,16 @@ fn invalid_utf8_bytes_count_as_one_replacement_character_each() {
             .line_searcher()
             .is_match_line(b"x\xC3")
     );
+    // Found by fuzzing: the prefilter must not scan for U+FFFD's own bytes, or it misses
+    // the invalid bytes that also decode to it.
+    for pattern in ["\u{FFFD}", "x\u{FFFD}y", "[a\u{FFFD}]"] {
+        let regex = compile(pattern, false);
+        let text = b"x\xFFy\n";
+        let mut searcher = regex.line_searcher();
+        assert_eq!(searcher.matching_lines(text).count(), 1, "{pattern:?}");
+        let plain = regex.clone().without_prefilter();
+        assert_eq!(plain.line_searcher().matching_lines(text).count(), 1);
+    }
 }
 
 /// `(pattern, expected message)`.
