@@ -23,6 +23,22 @@ pub const RUN_PACKAGES: &[Package] = &[
 /// What the test suite needs beyond [`RUN_PACKAGES`].
 pub const TEST_EXTRA_PACKAGES: &[Package] = &[
     Package {
+        name: "python3",
+        why: "the socket-level attacks of the wall's escape suite run python3 inside the wall",
+    },
+    Package {
+        name: "python3-venv",
+        why: "the OpenShell wire-conformance test installs openshell==0.1.5 into a venv",
+    },
+    Package {
+        name: "curl",
+        why: "proxy and denial tests run curl inside the wall",
+    },
+    Package {
+        name: "procps",
+        why: "process-group and grandchild checks in the runner tests",
+    },
+    Package {
         name: "iproute2",
         why: "network-namespace checks in the wall's escape suite",
     },
