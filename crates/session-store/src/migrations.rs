@@ -1,0 +1,62 @@
+//! Numbered schema migrations. Each runs once, in order, inside a transaction; the number of
+//! the last one applied is SQLite's `user_version`. Never edit a shipped migration: add one.
+
+use rusqlite::Connection;
+
+/// The migrations, in order. Index `i` brings the schema from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 1: sessions, their messages, and standing approvals.
+    "CREATE TABLE sessions (
+         id TEXT PRIMARY KEY,
+         settings TEXT NOT NULL,
+         last_seq INTEGER NOT NULL DEFAULT 0,
+         created_ms INTEGER NOT NULL,
+         updated_ms INTEGER NOT NULL
+     );
+     CREATE TABLE messages (
+         session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+         idx INTEGER NOT NULL,
+         message TEXT NOT NULL,
+         PRIMARY KEY (session_id, idx)
+     );
+     CREATE TABLE session_approvals (
+         session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+         idx INTEGER NOT NULL,
+         approval TEXT NOT NULL,
+         PRIMARY KEY (session_id, idx)
+     );
+     CREATE TABLE always_approvals (
+         id TEXT PRIMARY KEY,
+         approval TEXT NOT NULL
+     );",
+];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+/// Brings the database up to [`SCHEMA_VERSION`]. Refuses a database written by a newer
+/// version (it would be misread).
+pub(crate) fn migrate(connection: &mut Connection) -> Result<(), String> {
+    let current: u32 = connection
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .map_err(|e| format!("reading the schema version: {e}"))?;
+    if current > SCHEMA_VERSION {
+        return Err(format!(
+            "the database has schema version {current}, newer than this Paddock's \
+             {SCHEMA_VERSION}; upgrade Paddock"
+        ));
+    }
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        let version = index as i64 + 1;
+        let tx = connection
+            .transaction()
+            .map_err(|e| format!("migration {version}: {e}"))?;
+        tx.execute_batch(sql)
+            .map_err(|e| format!("migration {version}: {e}"))?;
+        tx.pragma_update(None, "user_version", version)
+            .map_err(|e| format!("migration {version}: {e}"))?;
+        tx.commit()
+            .map_err(|e| format!("migration {version}: {e}"))?;
+    }
+    Ok(())
+}

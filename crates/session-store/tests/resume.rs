@@ -1,0 +1,201 @@
+//! Sessions survive a restart: a turn runs, everything is dropped, the store is reopened from
+//! its file, and the conversation continues with its full history, grants and approvals.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is a failed test"
+)]
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent::{AgentConfig, DiscardSink, EventBus, Session, SessionDeps, SessionStore, ToolRegistry};
+use model_client::{ApiKey, ClientConfig, Vendor};
+use protocol::{
+    ApprovalDecision, ApprovalMode, ApprovalScope, DecidedBy, Event, EventMsg, FolderAccess,
+    FolderGrant, NetworkProfileName, Op, SessionSettings,
+};
+use sandbox_provider::direct::DirectProvider;
+use serde_json::json;
+use session_store::SqliteSessionStore;
+use test_support::model_server::{FakeModelServer, Reply, sse};
+use tokio::sync::broadcast;
+
+fn deps(server: &FakeModelServer, store: Arc<dyn SessionStore>, bus: &EventBus) -> SessionDeps {
+    let config = ClientConfig::new(
+        server.anthropic_base_url(),
+        Some(ApiKey::new("test-key-not-secret").unwrap()),
+    );
+    SessionDeps {
+        model: model_client::connect(Vendor::Anthropic, &config).unwrap(),
+        provider: Arc::new(DirectProvider::new(test_support::binaries::tool_runner())),
+        store,
+        bus: bus.clone(),
+        tools: ToolRegistry::sandbox_tools(),
+        config: AgentConfig::new("claude-test"),
+    }
+}
+
+async fn until(
+    events: &mut broadcast::Receiver<Event>,
+    done: impl Fn(&EventMsg) -> bool,
+) -> Vec<Event> {
+    let mut seen = Vec::new();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(60), events.recv())
+            .await
+            .expect("an event in time")
+            .unwrap();
+        let stop = done(&event.msg);
+        seen.push(event);
+        if stop {
+            return seen;
+        }
+    }
+}
+
+fn settings(folder: &Path) -> SessionSettings {
+    SessionSettings {
+        folders: vec![FolderGrant {
+            path: folder.display().to_string(),
+            access: FolderAccess::ReadWrite,
+        }],
+        cwd: None,
+        network_profile: NetworkProfileName::Strict,
+        extra_hosts: vec![],
+        credentials: vec![],
+        model: None,
+        approval_mode: ApprovalMode::Ask,
+    }
+}
+
+#[tokio::test]
+async fn a_session_resumes_after_a_restart_with_its_history_grants_and_approvals() {
+    let state = tempfile::tempdir().unwrap();
+    let db = state.path().join("sessions.db");
+    let folder = tempfile::tempdir().unwrap();
+    let folder = folder.path().canonicalize().unwrap();
+    let extra = tempfile::tempdir().unwrap();
+    let extra = extra.path().canonicalize().unwrap();
+    let server = FakeModelServer::start().await.unwrap();
+
+    // First process: a turn with an approved command (session scope) and a new grant.
+    let session_id = {
+        let store: Arc<dyn SessionStore> = Arc::new(SqliteSessionStore::open(&db).unwrap());
+        let bus = EventBus::new(Arc::new(DiscardSink), 1024);
+        let mut events = bus.subscribe();
+        server.push(Reply::stream([
+            sse::text("Making it."),
+            sse::tool_use("c1", "run_bash", json!({"command": "touch made"})),
+            sse::stop("tool_use"),
+        ]));
+        server.push(Reply::stream([sse::text("Made."), sse::stop("end_turn")]));
+        let session = Session::start(deps(&server, store, &bus), settings(&folder))
+            .await
+            .unwrap();
+        session
+            .submit(Op::UserTurn {
+                text: "make a file".into(),
+            })
+            .unwrap();
+        until(&mut events, |m| {
+            matches!(m, EventMsg::ToolCallAwaitingApproval { .. })
+        })
+        .await;
+        session
+            .submit(Op::Approval {
+                call_id: "c1".into(),
+                decision: ApprovalDecision::Approve {
+                    scope: ApprovalScope::Session,
+                },
+            })
+            .unwrap();
+        until(&mut events, |m| matches!(m, EventMsg::TurnFinished { .. })).await;
+        session
+            .submit(Op::GrantFolder {
+                grant: FolderGrant {
+                    path: extra.display().to_string(),
+                    access: FolderAccess::ReadOnly,
+                },
+            })
+            .unwrap();
+        until(&mut events, |m| matches!(m, EventMsg::FolderGranted { .. })).await;
+        let id = session.id().to_owned();
+        session.submit(Op::Close).unwrap();
+        session.closed().await;
+        id
+    };
+    assert!(folder.join("made").exists());
+
+    // Second process: reopen from the file and go on.
+    let store: Arc<dyn SessionStore> = Arc::new(SqliteSessionStore::open(&db).unwrap());
+    let listed = store.list().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].id, session_id);
+    assert_eq!(listed[0].title, "make a file");
+    assert_eq!(listed[0].message_count, 4);
+
+    let bus = EventBus::new(Arc::new(DiscardSink), 1024);
+    let mut events = bus.subscribe();
+    server.push(Reply::stream([
+        sse::tool_use("c2", "run_bash", json!({"command": "touch made"})),
+        sse::stop("tool_use"),
+    ]));
+    server.push(Reply::stream([sse::text("Again."), sse::stop("end_turn")]));
+    let session = Session::resume(deps(&server, store, &bus), &session_id)
+        .await
+        .unwrap();
+    let created = until(&mut events, |m| {
+        matches!(m, EventMsg::SessionCreated { .. })
+    })
+    .await;
+    let EventMsg::SessionCreated { settings, resumed } = &created[0].msg else {
+        unreachable!()
+    };
+    assert!(resumed);
+    assert_eq!(settings.folders.len(), 2, "the grant survived");
+    assert!(created[0].seq > 1, "event numbers continue");
+
+    session
+        .submit(Op::UserTurn {
+            text: "do it again".into(),
+        })
+        .unwrap();
+    let turn = until(&mut events, |m| matches!(m, EventMsg::TurnFinished { .. })).await;
+    assert!(
+        turn.iter().any(|e| matches!(
+            e.msg,
+            EventMsg::ToolCallApproved {
+                by: DecidedBy::StandingApproval,
+                ..
+            }
+        )),
+        "the session approval survived the restart"
+    );
+    let requests = server.requests();
+    let messages = requests[2].body["messages"].as_array().unwrap().clone();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "user", "assistant", "user"]);
+    assert_eq!(messages[0]["content"][0]["text"], "make a file");
+    assert_eq!(messages[1]["content"][1]["id"], "c1");
+    assert_eq!(messages[2]["content"][0]["tool_use_id"], "c1");
+    assert_eq!(messages[3]["content"][0]["text"], "Made.");
+    session.submit(Op::Close).unwrap();
+    session.closed().await;
+}
+
+#[tokio::test]
+async fn resuming_an_unknown_session_names_it() {
+    let server = FakeModelServer::start().await.unwrap();
+    let store: Arc<dyn SessionStore> = Arc::new(SqliteSessionStore::open_in_memory().unwrap());
+    let bus = EventBus::new(Arc::new(DiscardSink), 16);
+    let err = Session::resume(deps(&server, store, &bus), "no-such-session")
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("no-such-session"), "{err}");
+}
