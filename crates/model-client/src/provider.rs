@@ -82,3 +82,32 @@ pub fn connect(vendor: Vendor, config: &ClientConfig) -> Result<Arc<dyn ModelCli
         Vendor::OpenAiCompatible => Arc::new(OpenAiClient::new(config)?),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::{ApiKey, env_variable};
+
+    #[test]
+    fn every_preset_builds_a_client_of_its_vendor() {
+        for preset in PROVIDERS {
+            let key = (preset.key != KeyNeed::None).then(|| ApiKey::new("sk-x").unwrap());
+            let client = connect(preset.vendor, &ClientConfig::new(preset.base_url, key)).unwrap();
+            assert_eq!(client.vendor(), preset.vendor, "{}", preset.name);
+        }
+    }
+
+    #[test]
+    fn presets_are_found_by_name_and_map_to_their_env_variables() {
+        assert_eq!(
+            preset("ollama").map(|p| p.base_url),
+            Some("http://localhost:11434/v1")
+        );
+        assert_eq!(
+            preset("anthropic").map(|p| p.vendor),
+            Some(Vendor::Anthropic)
+        );
+        assert_eq!(preset("nope"), None);
+        assert_eq!(env_variable("openrouter"), "OPENROUTER_API_KEY");
+    }
+}

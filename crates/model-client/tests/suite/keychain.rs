@@ -74,6 +74,10 @@ fn on_path(tool: &str) -> bool {
     })
 }
 
+#[allow(
+    clippy::print_stdout,
+    reason = "the parent test reads this marker from the child's output"
+)]
 /// Runs inside the private session: set, read back (also with `secret-tool`), overwrite,
 /// delete.
 fn round_trip_in_session() {
@@ -96,7 +100,7 @@ fn round_trip_in_session() {
 
     let first = ApiKey::new("sk-ant-keychain-test-first").unwrap();
     store.set(&account, &first).unwrap();
-    assert_eq!(store.get(&account).unwrap(), Some(first.clone()));
+    assert_eq!(store.get(&account).unwrap(), Some(first));
     assert_eq!(
         secret_tool_lookup(&account).as_deref(),
         Some("sk-ant-keychain-test-first"),

@@ -475,3 +475,53 @@ async fn errors_of_every_kind_are_scrubbed_of_the_key() {
     assert_no_key(&third);
     assert!(third.to_string().contains("[redacted]"), "{third}");
 }
+
+#[tokio::test]
+async fn a_connection_that_cannot_open_in_time_is_a_connect_timeout() {
+    // A listener that never accepts, with a backlog of one: once its queue is full, the
+    // kernel drops further connection attempts and a connect hangs. Loopback only.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let listener = socket.listen(1).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut queued = Vec::new();
+    loop {
+        match tokio::time::timeout(
+            Duration::from_millis(300),
+            tokio::net::TcpStream::connect(addr),
+        )
+        .await
+        {
+            Ok(Ok(stream)) => queued.push(stream),
+            Ok(Err(error)) => panic!("filling the accept queue failed: {error}"),
+            Err(_) => break,
+        }
+        assert!(queued.len() < 64, "the accept queue never filled");
+    }
+    let mut config = common::config(format!("http://{addr}"));
+    config.timeouts.connect = Duration::from_millis(300);
+    config.retry = RetryPolicy::none();
+    let client = AnthropicClient::new(&config).unwrap();
+    let started = Instant::now();
+    let error = client
+        .stream(common::request(), CancellationToken::new())
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        matches!(
+            error,
+            ModelError::Timeout {
+                phase: TimeoutPhase::Connect,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    drop(listener);
+}
