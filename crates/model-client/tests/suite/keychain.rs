@@ -131,3 +131,65 @@ fn secret_tool_lookup(account: &str) -> Option<String> {
             .to_owned()
     })
 }
+
+/// Set in the re-executed child of the dead-bus test.
+const DEAD_BUS_MARKER: &str = "PADDOCK_KEYCHAIN_DEAD_BUS_CHILD";
+const DEAD_BUS_TEST: &str = "keychain::a_session_bus_that_does_not_answer_is_reported_with_the_fix";
+const DEAD_BUS_VERIFIED: &str = "dead session bus reported";
+
+/// `DBUS_SESSION_BUS_ADDRESS` is set but nothing listens there: the secret-service call
+/// itself fails, and the store must say the keychain is unavailable and name the other
+/// stores, not fall back to one. (A child process, because the bus address is read from the
+/// real environment.)
+#[test]
+fn a_session_bus_that_does_not_answer_is_reported_with_the_fix() {
+    if std::env::var_os(DEAD_BUS_MARKER).is_some() {
+        dead_bus_in_child();
+        return;
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let output = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", DEAD_BUS_TEST, "--nocapture", "--test-threads=1"])
+        .env(DEAD_BUS_MARKER, "1")
+        .env(
+            "DBUS_SESSION_BUS_ADDRESS",
+            format!("unix:path={}", scratch.path().join("no-bus").display()),
+        )
+        .env_remove("DISPLAY")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains(DEAD_BUS_VERIFIED),
+        "the dead-bus child failed ({}):\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[allow(
+    clippy::print_stdout,
+    reason = "the parent test reads this marker from the child's output"
+)]
+fn dead_bus_in_child() {
+    let store = KeyStore::open(KeyStoreKind::Keychain).unwrap();
+    let key = ApiKey::new("sk-never-stored").unwrap();
+    let errors = [
+        store.get("anthropic").map(|_| ()).unwrap_err(),
+        store.set("anthropic", &key).unwrap_err(),
+    ];
+    for error in errors {
+        assert!(
+            matches!(
+                error,
+                model_client::KeyStoreError::KeychainUnavailable { .. }
+            ),
+            "{error:?}"
+        );
+        let text = error.to_string();
+        assert!(text.contains("could not be reached"), "{text}");
+        assert!(text.contains("key_store = \"file\""), "{text}");
+        assert!(!text.contains("sk-never-stored"), "{text}");
+    }
+    println!("{DEAD_BUS_VERIFIED}");
+}
