@@ -25,6 +25,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use futures::StreamExt;
 use openshell_proto::v1::{SandboxPhase, ServiceStatus};
 use protocol::{MachineSandboxStatus, ProviderKind};
 use sandbox_policy::{
@@ -49,6 +50,9 @@ pub const MACHINE_LABEL: &str = "paddock.machine";
 pub const KEEP_LABEL: &str = "paddock.keep";
 /// Annotation holding the attestation's config hash (a kept sandbox is reused only when equal).
 pub const CONFIG_ANNOTATION: &str = "paddock.config-hash";
+
+/// How many orphan deletions are awaited at once.
+const REAP_CONCURRENCY: usize = 16;
 
 /// What a session is told when its sandbox was recreated to change its folders.
 pub const RESTART_NOTE: &str = "The sandbox was recreated to change its folders (OpenShell fixes filesystem rules when a \
@@ -521,19 +525,28 @@ impl SandboxProvider for OpenShellProvider {
             .list_sandboxes(&selector)
             .await
             .map_err(|e| unavailable(format!("listing this machine's sandboxes: {e}")))?;
+        let orphans: Vec<String> = sandboxes
+            .into_iter()
+            .filter_map(|s| s.metadata)
+            .filter(|m| m.labels.get(KEEP_LABEL).is_none_or(|v| v != "true"))
+            .map(|m| m.name)
+            .collect();
+        // Deletions are asynchronous on the gateway: wait on several at once.
+        let results: Vec<(String, Result<(), GatewayError>)> =
+            futures::stream::iter(orphans.into_iter().map(|name| {
+                let gateway = gateway.clone();
+                async move {
+                    let result = gateway.delete_sandbox(&name).await;
+                    (name, result)
+                }
+            }))
+            .buffer_unordered(REAP_CONCURRENCY)
+            .collect()
+            .await;
         let mut reaped = Vec::new();
-        for sandbox in sandboxes {
-            let Some(meta) = sandbox.metadata.as_ref() else {
-                continue;
-            };
-            if meta.labels.get(KEEP_LABEL).is_some_and(|v| v == "true") {
-                continue;
-            }
-            gateway
-                .delete_sandbox(&meta.name)
-                .await
-                .map_err(|e| unavailable(format!("deleting orphan {}: {e}", meta.name)))?;
-            reaped.push(meta.name.clone());
+        for (name, result) in results {
+            result.map_err(|e| unavailable(format!("deleting orphan {name}: {e}")))?;
+            reaped.push(name);
         }
         let remaining: Vec<String> = gateway
             .list_sandboxes(&selector)

@@ -45,7 +45,8 @@ pub struct Harness {
     pub home: PathBuf,
     pub xdg: PathBuf,
     pub system: PathBuf,
-    /// A loopback HTTP server the proxy may reach as `allowed.test`.
+    /// A loopback HTTP server the proxy may reach as `allowed.test`, `later.test` and
+    /// `other.test` (when the policy allows them).
     pub web_port: u16,
 }
 
@@ -110,10 +111,10 @@ impl Harness {
         let web_port = web_server().await;
         let mut config = DoubleConfig::new(p.join("double"));
         mkdir(&config.state_dir, 0o755);
-        config.hosts = BTreeMap::from([(
-            "allowed.test".to_owned(),
-            vec![IpAddr::V4(Ipv4Addr::LOCALHOST)],
-        )]);
+        config.hosts = ["allowed.test", "later.test", "other.test"]
+            .iter()
+            .map(|h| ((*h).to_owned(), vec![IpAddr::V4(Ipv4Addr::LOCALHOST)]))
+            .collect::<BTreeMap<_, _>>();
         match auth {
             Auth::Mtls => config.tls = Some(pki.clone()),
             Auth::Plaintext => {}
