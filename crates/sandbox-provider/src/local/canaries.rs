@@ -48,14 +48,22 @@ pub struct CanaryInput<'a> {
 
 fn probes(input: &CanaryInput<'_>) -> Vec<(String, String)> {
     let q = |p: &str| sh_quote(p);
+    // Shell builtins only (no program is started), so the suite costs a few forks of bash.
+    let home = q(&input.user_home.display().to_string());
     let mut probes = vec![
         (
             "home".to_owned(),
-            format!("ls -A1 {}", q(&input.user_home.display().to_string())),
+            format!(
+                "[ -e {home} ] || {{ echo absent; exit 2; }}; shopt -s dotglob nullglob; \
+                 for f in {home}/*; do echo \"${{f##*/}}\"; done"
+            ),
         ),
         (
             "sentinel".to_owned(),
-            format!("cat {}", q(&input.sentinel.display().to_string())),
+            format!(
+                "exec 3< {} || exit 1; read -r line <&3; echo \"$line\"",
+                q(&input.sentinel.display().to_string())
+            ),
         ),
         ("write_root".to_owned(), ": > /paddock-canary".to_owned()),
         ("write_usr".to_owned(), ": > /usr/paddock-canary".to_owned()),
@@ -69,16 +77,20 @@ fn probes(input: &CanaryInput<'_>) -> Vec<(String, String)> {
             format!(
                 "exec 3<>/dev/tcp/127.0.0.1/{BRIDGE_PORT} && \
                  printf 'CONNECT {CANARY_HOST}:443 HTTP/1.1\\r\\nHost: {CANARY_HOST}:443\\r\\n\\r\\n' >&3 && \
-                 head -n1 <&3"
+                 read -r line <&3 && echo \"$line\""
             ),
         ),
         (
             "status".to_owned(),
-            "grep -E '^(NoNewPrivs|Seccomp|CapEff|CapPrm|CapAmb):' /proc/self/status".to_owned(),
+            "while IFS= read -r l; do case $l in NoNewPrivs:*|Seccomp:*|CapEff:*|CapPrm:*|CapAmb:*) \
+             echo \"$l\";; esac; done < /proc/self/status"
+                .to_owned(),
         ),
         (
             "netdev".to_owned(),
-            "tail -n +3 /proc/net/dev | cut -d: -f1".to_owned(),
+            "n=0; while IFS=: read -r name rest; do n=$((n+1)); [ $n -gt 2 ] && echo \"${name// /}\"; \
+             done < /proc/net/dev; true"
+                .to_owned(),
         ),
     ];
     let rw: Vec<&str> = input
@@ -125,12 +137,16 @@ fn probes(input: &CanaryInput<'_>) -> Vec<(String, String)> {
     probes
 }
 
-/// One bash script running every probe; each prints `OBS <name> <exit code> <output>`.
+/// Ends each probe's output in the script's stdout.
+const END: &str = "__PADDOCK_CANARY_END__";
+
+/// One bash script running every probe; each reports `OBS <name> <exit code>`, its output,
+/// and an end line.
 fn script(probes: &[(String, String)]) -> String {
     let mut script = String::from("set +e\n");
     for (name, command) in probes {
         script.push_str(&format!(
-            "out=$( ( {command} ) 2>&1 ); code=$?; printf 'OBS %s %s %s\\n' {name} \"$code\" \"$(printf %s \"$out\" | tr '\\n' '|' | head -c 400)\"\n"
+            "out=$( {{ {command} ; }} 2>&1 ); code=$?; printf 'OBS %s %s\\n%s\\n{END}\\n' {name} \"$code\" \"$out\"\n"
         ));
     }
     script
@@ -139,25 +155,29 @@ fn script(probes: &[(String, String)]) -> String {
 #[derive(Debug, Default)]
 struct Observation {
     code: i64,
+    /// The probe's output, lines joined with `|`.
     output: String,
 }
 
 fn parse(stdout: &str) -> BTreeMap<String, Observation> {
-    stdout
-        .lines()
-        .filter_map(|line| {
-            let rest = line.strip_prefix("OBS ")?;
-            let (name, rest) = rest.split_once(' ')?;
-            let (code, output) = rest.split_once(' ').unwrap_or((rest, ""));
-            Some((
+    let mut observations = BTreeMap::new();
+    let mut lines = stdout.lines();
+    while let Some(line) = lines.next() {
+        let Some((name, code)) = line.strip_prefix("OBS ").and_then(|r| r.split_once(' ')) else {
+            continue;
+        };
+        let output: Vec<&str> = lines.by_ref().take_while(|l| *l != END).collect();
+        if let Ok(code) = code.trim().parse() {
+            observations.insert(
                 name.to_owned(),
                 Observation {
-                    code: code.parse().ok()?,
-                    output: output.to_owned(),
+                    code,
+                    output: output.join("|").chars().take(400).collect(),
                 },
-            ))
-        })
-        .collect()
+            );
+        }
+    }
+    observations
 }
 
 fn canary(name: &str, passed: bool, detail: String) -> CanaryResult {

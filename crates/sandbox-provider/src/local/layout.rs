@@ -38,8 +38,9 @@ pub const HOME_INSIDE: &str = "/home/paddock";
 pub const PROXY_SOCKET_NAME: &str = "proxy.sock";
 pub const RUNNER_SOCKET_NAME: &str = "runner.sock";
 
-/// `/etc` entries never mounted: password hashes, sudo rules, private keys. `passwd` and
-/// `group` are replaced by the wall's own.
+/// `/etc` entries covered and left out of the Landlock rules: password hashes, sudo rules,
+/// keytabs, PAM's old passwords, backups of the user lists. (`passwd` and `group` are replaced
+/// by the wall's own; `ssh/*key*` and `ssl/private` are covered too.)
 pub fn etc_entry_is_secret(name: &str) -> bool {
     const NAMES: &[&str] = &[
         "shadow",
@@ -289,59 +290,75 @@ pub fn render(input: &LayoutInput<'_>) -> std::io::Result<Rendered> {
     })
 }
 
-/// `/etc`, entry by entry: links recreated, files and folders mounted read-only, secrets left
-/// out, `/etc/ssh` without its keys, passwd and group written by the wall.
+/// `/etc`: one read-only bind (a mount per entry costs ~0.4 ms each, ~50 ms in all), with
+/// every secret covered by an empty file or folder, passwd and group replaced by the wall's
+/// own, and Landlock rules for the other entries only, so a secret is refused by Landlock even
+/// if the cover were missing.
 fn render_etc(b: &mut Builder, input: &LayoutInput<'_>) -> std::io::Result<()> {
     let etc = input.host_root.join("etc");
+    b.ro_bind(&etc, "/etc", None);
+    let empty_file = input.dirs.etc().join("empty");
+    let empty_dir = input.dirs.etc().join("empty.d");
     let mut entries: Vec<_> = std::fs::read_dir(&etc)?
         .filter_map(Result::ok)
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|name| !etc_entry_is_secret(name))
         .collect();
     entries.sort();
+    let cover = |b: &mut Builder, host: &Path, inside: &str| {
+        let is_dir = std::fs::symlink_metadata(host).is_ok_and(|m| m.is_dir());
+        b.ro_bind(if is_dir { &empty_dir } else { &empty_file }, inside, None);
+    };
     for name in entries {
         let host = etc.join(&name);
         let inside = format!("/etc/{name}");
         let Ok(meta) = std::fs::symlink_metadata(&host) else {
             continue;
         };
-        if meta.file_type().is_symlink() {
-            let target = std::fs::read_link(&host)?.display().to_string();
-            b.arg(&["--symlink", &target, &inside]);
+        if matches!(name.as_str(), "passwd" | "group") {
+            b.ro_bind(
+                &input.dirs.etc().join(&name),
+                &inside,
+                Some(PathAccess::Read),
+            );
+        } else if etc_entry_is_secret(&name) {
+            if !meta.file_type().is_symlink() {
+                cover(b, &host, &inside);
+            }
         } else if name == "ssh" && meta.is_dir() {
             let mut ssh: Vec<_> = std::fs::read_dir(&host)?
                 .filter_map(Result::ok)
                 .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| !ssh_entry_is_secret(n))
                 .collect();
             ssh.sort();
-            b.arg(&["--dir", "/etc/ssh"]);
             for entry in ssh {
-                b.ro_bind(
-                    &host.join(&entry),
-                    &format!("/etc/ssh/{entry}"),
-                    Some(PathAccess::Read),
-                );
+                let path = host.join(&entry);
+                let inside = format!("/etc/ssh/{entry}");
+                if ssh_entry_is_secret(&entry) {
+                    cover(b, &path, &inside);
+                } else if !std::fs::symlink_metadata(&path)
+                    .is_ok_and(|m| m.file_type().is_symlink())
+                {
+                    b.rule(&inside, PathAccess::Read);
+                }
+            }
+        } else if name == "ssl" && meta.is_dir() {
+            for entry in std::fs::read_dir(&host)?.filter_map(Result::ok) {
+                let entry = entry.file_name().to_string_lossy().into_owned();
+                let path = host.join(&entry);
+                let inside = format!("/etc/ssl/{entry}");
+                if entry == "private" {
+                    cover(b, &path, &inside);
+                } else if !std::fs::symlink_metadata(&path)
+                    .is_ok_and(|m| m.file_type().is_symlink())
+                {
+                    b.rule(&inside, PathAccess::Read);
+                }
             }
         } else if meta.is_dir() || meta.is_file() {
-            b.ro_bind(&host, &inside, Some(PathAccess::Read));
+            // Links are left out of the rules: what they name is covered by its own rule.
+            b.rule(&inside, PathAccess::Read);
         }
     }
-    // The host's certificate bundle lives under /etc/ssl; only its public part comes in.
-    let certs = etc.join("ssl").join("certs");
-    if certs.is_dir() {
-        b.ro_bind(&certs, "/etc/ssl/certs", Some(PathAccess::Read));
-    }
-    b.ro_bind(
-        &input.dirs.etc().join("passwd"),
-        "/etc/passwd",
-        Some(PathAccess::Read),
-    );
-    b.ro_bind(
-        &input.dirs.etc().join("group"),
-        "/etc/group",
-        Some(PathAccess::Read),
-    );
     Ok(())
 }
 

@@ -299,6 +299,9 @@ impl LocalProvider {
         };
         write(dirs.etc().join("passwd"), &identity.passwd(HOME_INSIDE))?;
         write(dirs.etc().join("group"), &identity.group())?;
+        write(dirs.etc().join("empty"), "")?;
+        std::fs::create_dir(dirs.etc().join("empty.d"))
+            .map_err(|e| ProviderError::io("creating the empty cover folder", e))?;
         let rendered = layout::render(&LayoutInput {
             request,
             identity,

@@ -1,0 +1,151 @@
+//! The local wall's costs, measured against direct mode in the same run:
+//! * wall start, attestation included (target: p50 ≤ 100 ms);
+//! * a small `read_file` through the wall vs through a direct runner (target: within 20 %).
+//!
+//! `cargo bench -p sandbox-provider --bench local_wall` (set `PADDOCK_TOOL_RUNNER` and
+//! `PADDOCK_WALL` to use prebuilt binaries; otherwise they are built).
+
+#![allow(clippy::print_stdout, reason = "a bench binary reports on stdout")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a bench aborts on any failure"
+)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use protocol::{FolderAccess, FolderGrant, NetworkProfileName};
+use sandbox_provider::direct::DirectProvider;
+use sandbox_provider::local::{AllowListSource, LocalConfig, LocalProvider};
+use sandbox_provider::{Sandbox, SandboxProvider, SandboxRequest};
+use tokio_util::sync::CancellationToken;
+use tool_protocol::{ReadFile, ToolRequest};
+
+const STARTS: usize = 30;
+const CALLS: usize = 2000;
+
+fn percentile(samples: &mut [Duration], p: f64) -> Duration {
+    samples.sort();
+    let index = ((samples.len() as f64 - 1.0) * p).round() as usize;
+    samples[index]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+async fn time_starts(provider: &dyn SandboxProvider, request: &SandboxRequest) -> Vec<Duration> {
+    let mut samples = Vec::new();
+    for _ in 0..STARTS {
+        let started = Instant::now();
+        let sandbox = provider.start(request, &|_| {}).await.unwrap();
+        samples.push(started.elapsed());
+        sandbox.close().await.unwrap();
+    }
+    samples
+}
+
+async fn time_reads(sandbox: &dyn Sandbox, path: &str) -> Vec<Duration> {
+    let cancel = CancellationToken::new();
+    let call = || {
+        ToolRequest::ReadFile(ReadFile {
+            path: path.to_owned(),
+            offset: None,
+            limit: None,
+        })
+    };
+    for _ in 0..100 {
+        sandbox.call(call(), None, &cancel).await.result.unwrap();
+    }
+    let mut samples = Vec::with_capacity(CALLS);
+    for _ in 0..CALLS {
+        let started = Instant::now();
+        sandbox.call(call(), None, &cancel).await.result.unwrap();
+        samples.push(started.elapsed());
+    }
+    samples
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let root = tempfile::tempdir().unwrap();
+        let work = root.path().join("work");
+        std::fs::create_dir(&work).unwrap();
+        std::fs::create_dir(root.path().join("home")).unwrap();
+        let file = work.join("small.txt");
+        std::fs::write(&file, "a small file\n".repeat(20)).unwrap();
+        let request = SandboxRequest {
+            session_id: "bench".into(),
+            folders: vec![FolderGrant {
+                path: work.display().to_string(),
+                access: FolderAccess::ReadWrite,
+            }],
+            cwd: work.display().to_string(),
+            network_profile: NetworkProfileName::Strict,
+            extra_hosts: Vec::new(),
+            credentials: Vec::new(),
+        };
+        let runner = test_support::binaries::tool_runner();
+        let local = LocalProvider::new(LocalConfig::new(
+            runner.clone(),
+            test_support::binaries::paddock_wall(),
+            root.path().join("state"),
+            root.path().join("home"),
+            Arc::new(AllowListSource::builtin().unwrap()),
+        ));
+        let direct = DirectProvider::new(runner);
+
+        let mut direct_starts = time_starts(&direct, &request).await;
+        let mut local_starts = time_starts(&local, &request).await;
+        let (d50, l50) = (
+            percentile(&mut direct_starts, 0.5),
+            percentile(&mut local_starts, 0.5),
+        );
+        let l95 = percentile(&mut local_starts, 0.95);
+        println!("start (attestation included), {STARTS} starts each:");
+        println!("  direct  p50 {:8.2} ms", ms(d50));
+        println!(
+            "  local   p50 {:8.2} ms   p95 {:8.2} ms   (target p50 <= 100 ms: {})",
+            ms(l50),
+            ms(l95),
+            if ms(l50) <= 100.0 { "met" } else { "MISSED" }
+        );
+        println!(
+            "  ratio local/direct {:.2}",
+            l50.as_secs_f64() / d50.as_secs_f64()
+        );
+
+        let path = file.display().to_string();
+        let direct_sandbox = direct.start(&request, &|_| {}).await.unwrap();
+        let local_sandbox = local.start(&request, &|_| {}).await.unwrap();
+        let mut direct_reads = time_reads(direct_sandbox.as_ref(), &path).await;
+        let mut local_reads = time_reads(local_sandbox.as_ref(), &path).await;
+        let (d, l) = (
+            percentile(&mut direct_reads, 0.5),
+            percentile(&mut local_reads, 0.5),
+        );
+        println!("read_file of a 260-byte file, {CALLS} calls each on one persistent runner:");
+        println!(
+            "  direct  p50 {:8.1} µs   p95 {:8.1} µs",
+            d.as_secs_f64() * 1e6,
+            percentile(&mut direct_reads, 0.95).as_secs_f64() * 1e6
+        );
+        println!(
+            "  local   p50 {:8.1} µs   p95 {:8.1} µs",
+            l.as_secs_f64() * 1e6,
+            percentile(&mut local_reads, 0.95).as_secs_f64() * 1e6
+        );
+        let ratio = l.as_secs_f64() / d.as_secs_f64();
+        println!(
+            "  ratio local/direct {ratio:.2} (target <= 1.20: {})",
+            if ratio <= 1.2 { "met" } else { "MISSED" }
+        );
+        direct_sandbox.close().await.unwrap();
+        local_sandbox.close().await.unwrap();
+    });
+}
