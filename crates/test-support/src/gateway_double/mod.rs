@@ -12,6 +12,7 @@ mod egress;
 mod exec;
 mod launch;
 pub mod pki;
+mod policy_rpc;
 mod service;
 mod state;
 mod validate;
