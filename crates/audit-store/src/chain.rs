@@ -58,34 +58,45 @@ fn write_sorted(value: &Value, out: &mut String) {
     }
 }
 
+/// A JSON string with `serde_json`'s escaping: `"`, `\`, and control characters (as `\b`,
+/// `\f`, `\n`, `\r`, `\t`, or `\u00xx`); everything else as UTF-8.
 fn write_string(s: &str, out: &mut String) {
-    // serde_json's own escaping, so that the text is also what serde_json would write.
-    out.push_str(&Value::String(s.to_string()).to_string());
-}
-
-/// The content object of a row.
-#[derive(Serialize)]
-struct Content<'a> {
-    record: &'a Value,
-    seq: i64,
-    session_id: &'a str,
-    time_ms: i64,
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => {
+                let b = c as usize;
+                out.push_str("\\u00");
+                out.push(char::from(HEX[b >> 4]));
+                out.push(char::from(HEX[b & 0xf]));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
 }
 
 /// The canonical content of a row whose record is already redacted JSON.
-pub fn content(
-    seq: i64,
-    time_ms: i64,
-    session_id: &str,
-    record: &Value,
-) -> Result<String, serde_json::Error> {
-    let value = serde_json::to_value(Content {
-        record,
-        seq,
-        session_id,
-        time_ms,
-    })?;
-    Ok(canonical_json(&value))
+pub fn content(seq: i64, time_ms: i64, session_id: &str, record: &Value) -> String {
+    let mut out = String::with_capacity(512);
+    out.push_str("{\"record\":");
+    write_sorted(record, &mut out);
+    out.push_str(",\"seq\":");
+    out.push_str(&seq.to_string());
+    out.push_str(",\"session_id\":");
+    write_string(session_id, &mut out);
+    out.push_str(",\"time_ms\":");
+    out.push_str(&time_ms.to_string());
+    out.push('}');
+    out
 }
 
 /// `hex(sha256(prev_hash ‖ content))`.
@@ -269,5 +280,31 @@ impl ChainChecker {
             head,
             first_broken: self.first_broken,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_are_escaped_exactly_as_serde_json_does() {
+        let mut all: String = (0u32..0x80).filter_map(char::from_u32).collect();
+        all.push_str("é漢字🦀\u{2028}\u{7f}");
+        let mut ours = String::new();
+        write_string(&all, &mut ours);
+        assert_eq!(ours, Value::String(all.clone()).to_string());
+    }
+
+    #[test]
+    fn content_is_the_canonical_json_of_its_fields() {
+        let record = serde_json::json!({ "b": [1, {"z": null, "a": "x\n"}], "a": true });
+        let text = content(7, 9, "s\"1", &record);
+        let value: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(canonical_json(&value), text);
+        assert_eq!(
+            text,
+            r#"{"record":{"a":true,"b":[1,{"a":"x\n","z":null}]},"seq":7,"session_id":"s\"1","time_ms":9}"#
+        );
     }
 }

@@ -91,9 +91,15 @@ pub fn is_secret_key(key: &str) -> bool {
     SECRET_KEY_WORDS.iter().any(|w| compact.contains(w))
 }
 
+/// Literals at least one of which every pattern's match contains (case-insensitively): text
+/// without any of them is left alone without running the patterns.
+const TRIGGERS: &str = r"(?i)BEGIN|openshell:|authorization|bearer|://|token|secret|passw|key|credential|sk-|gh[pousr]_|github_pat_|AKIA|ASIA|xox|AIza";
+
 /// Redacts secrets from text and JSON values.
 #[derive(Debug, Clone)]
 pub struct Redactor {
+    /// Matches text that may hold a secret: a trigger literal or a registered secret.
+    screen: Regex,
     set: RegexSet,
     patterns: Vec<(Regex, &'static str)>,
     secrets: Vec<String>,
@@ -116,6 +122,7 @@ impl Redactor {
                 message: format!("redaction patterns: {e}"),
             })?;
         Ok(Redactor {
+            screen: compile(TRIGGERS)?,
             set,
             patterns,
             secrets: Vec::new(),
@@ -136,18 +143,28 @@ impl Redactor {
             // Longest first, so a secret containing another is replaced whole.
             self.secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
             let alternation: Vec<String> = self.secrets.iter().map(|s| regex::escape(s)).collect();
-            self.registered =
-                Some(
-                    Regex::new(&alternation.join("|")).map_err(|e| AuditError::Internal {
-                        message: format!("registered secrets: {e}"),
-                    })?,
-                );
+            let compile = |pattern: &str| {
+                Regex::new(pattern).map_err(|e| AuditError::Internal {
+                    message: format!("registered secrets: {e}"),
+                })
+            };
+            let secrets = alternation.join("|");
+            self.registered = Some(compile(&secrets)?);
+            self.screen = compile(&format!("{TRIGGERS}|{secrets}"))?;
         }
         Ok(())
     }
 
+    /// True when `text` may hold something to redact.
+    fn may_hold_secret(&self, text: &str) -> bool {
+        self.screen.is_match(text)
+    }
+
     /// Text with every secret replaced.
     pub fn redact_text(&self, text: &str) -> String {
+        if !self.may_hold_secret(text) {
+            return text.to_string();
+        }
         let mut out = match &self.registered {
             Some(re) => re.replace_all(text, REDACTED).into_owned(),
             None => text.to_string(),
@@ -174,6 +191,28 @@ impl Redactor {
             }
         }
         out
+    }
+
+    /// Redacts a JSON value in place: secret-named keys emptied, every string redacted.
+    pub fn redact_in_place(&self, value: &mut Value) {
+        match value {
+            Value::String(s) if self.may_hold_secret(s) => *s = self.redact_text(s),
+            Value::Array(items) => items.iter_mut().for_each(|v| self.redact_in_place(v)),
+            Value::Object(map) => {
+                if map.keys().any(|k| self.may_hold_secret(k)) {
+                    *value = self.redact_value(value);
+                    return;
+                }
+                for (key, v) in map.iter_mut() {
+                    if is_secret_key(key) && !v.is_null() && !v.is_number() && !v.is_boolean() {
+                        *v = Value::String(REDACTED.to_string());
+                    } else {
+                        self.redact_in_place(v);
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 
     /// A JSON value with secret-named keys emptied and every string redacted.

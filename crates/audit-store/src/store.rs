@@ -77,7 +77,9 @@ impl AuditStore {
             Durability::Full => "FULL",
             Durability::Normal => "NORMAL",
         };
-        conn.execute_batch(&format!("PRAGMA synchronous={synchronous};"))?;
+        conn.execute_batch(&format!(
+            "PRAGMA synchronous={synchronous}; PRAGMA cache_size=-32768; PRAGMA temp_store=MEMORY;"
+        ))?;
         if !existed {
             restrict_permissions(&path)?;
         }
@@ -145,14 +147,14 @@ impl AuditStore {
                     }
                     opened_here.push(session_id.clone());
                 }
-                let record = self
-                    .redactor
-                    .redact_value(&serde_json::to_value(&event.record)?);
-                // The columns come from the redacted record, so nothing unredacted is stored.
-                let columns: Columns =
-                    serde_json::from_value::<crate::AuditRecord>(record.clone())?.columns();
+                let mut record = serde_json::to_value(&event.record)?;
+                self.redactor.redact_in_place(&mut record);
+                // Columns are copies of record fields, redacted the same way as the record.
+                let mut columns: Columns = event.record.columns();
+                columns.call_id = columns.call_id.map(|c| self.redactor.redact_text(&c));
+                columns.tool = columns.tool.map(|t| self.redactor.redact_text(&t));
                 seq += 1;
-                let content = chain::content(seq, event.time_ms, &session_id, &record)?;
+                let content = chain::content(seq, event.time_ms, &session_id, &record);
                 let hash = chain::hash(&prev_hash, &content);
                 insert.execute(params![
                     seq,
