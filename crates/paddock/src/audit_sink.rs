@@ -1,0 +1,276 @@
+//! The composition of the agent's events with the audit trail: every durable event is mapped to
+//! an audit record and committed before the agent goes on.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use agent::{EventSink, SinkError};
+use async_trait::async_trait;
+use audit_store::{
+    AuditRecord, AuditStore, CallStatus, DecidedBy as AuditDecidedBy, DeciderKind, Decision,
+    GenericRecord, NetworkDenialRecord, NewEvent, SessionEvent, SessionRecord, ToolCallRecord,
+};
+use protocol::{
+    ApprovalMode, DecidedBy, Event, EventMsg, FolderAccess, ProviderKind, SessionSettings,
+    ToolCallStatus,
+};
+use serde_json::Value;
+
+/// What the sink remembers about a call between its events.
+#[derive(Default, Clone)]
+struct CallState {
+    tool: String,
+    args: Value,
+    decision: Option<Decision>,
+    decided_by: Option<AuditDecidedBy>,
+}
+
+/// Commits agent events to the audit store.
+pub struct AuditSink {
+    store: Arc<Mutex<AuditStore>>,
+    provider: ProviderKind,
+    mode: Mutex<HashMap<String, ApprovalMode>>,
+    calls: Mutex<HashMap<String, CallState>>,
+}
+
+impl AuditSink {
+    pub fn new(store: AuditStore, provider: ProviderKind) -> Self {
+        Self {
+            store: Arc::new(Mutex::new(store)),
+            provider,
+            mode: Mutex::new(HashMap::new()),
+            calls: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<String, CallState>> {
+        self.calls.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn decider(&self, session_id: &str, by: DecidedBy) -> AuditDecidedBy {
+        let mode = self
+            .mode
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(session_id)
+            .copied();
+        let (kind, name) = match by {
+            DecidedBy::User | DecidedBy::StandingApproval => (DeciderKind::User, None),
+            DecidedBy::Rule => (DeciderKind::Rule, None),
+            DecidedBy::SafetyCheck => (DeciderKind::Rule, Some("safety_check".to_owned())),
+            DecidedBy::Policy => (DeciderKind::Rule, Some("policy".to_owned())),
+            DecidedBy::Mode if mode == Some(ApprovalMode::Bypass) => (DeciderKind::Bypass, None),
+            DecidedBy::Mode => (DeciderKind::Mode, mode.map(|m| m.as_str().to_owned())),
+        };
+        AuditDecidedBy { kind, name }
+    }
+
+    fn session_record(&self, event: SessionEvent, settings: &SessionSettings) -> AuditRecord {
+        AuditRecord::Session(SessionRecord {
+            event,
+            provider: Some(self.provider.as_str().to_owned()),
+            approval_mode: Some(settings.approval_mode.as_str().replace('_', "-")),
+            folders: settings
+                .folders
+                .iter()
+                .map(|f| match f.access {
+                    FolderAccess::ReadWrite => format!("rw:{}", f.path),
+                    FolderAccess::ReadOnly => format!("ro:{}", f.path),
+                })
+                .collect(),
+            note: None,
+        })
+    }
+
+    fn generic(event: &Event) -> AuditRecord {
+        let mut data = serde_json::to_value(&event.msg).unwrap_or(Value::Null);
+        if let Value::Object(map) = &mut data {
+            map.remove("type");
+            if let Some(turn) = &event.turn_id {
+                map.insert("turn_id".into(), Value::String(turn.clone()));
+            }
+        }
+        AuditRecord::Generic(GenericRecord {
+            name: event.msg.name().to_owned(),
+            data,
+        })
+    }
+
+    /// The audit records of one event (none for events that only update the sink's memory).
+    fn records(&self, event: &Event) -> Vec<AuditRecord> {
+        let session = event.session_id.as_str();
+        match &event.msg {
+            EventMsg::SessionCreated { settings, resumed } => {
+                self.mode
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(session.to_owned(), settings.approval_mode);
+                let kind = if *resumed {
+                    SessionEvent::Resumed
+                } else {
+                    SessionEvent::Started
+                };
+                vec![self.session_record(kind, settings)]
+            }
+            EventMsg::SessionClosed => {
+                vec![AuditRecord::Session(SessionRecord {
+                    event: SessionEvent::Ended,
+                    provider: Some(self.provider.as_str().to_owned()),
+                    approval_mode: None,
+                    folders: Vec::new(),
+                    note: None,
+                })]
+            }
+            EventMsg::SandboxReady { attestation, .. }
+            | EventMsg::SandboxRecreated { attestation, .. } => {
+                vec![
+                    AuditRecord::Attestation(attestation.clone()),
+                    Self::generic(event),
+                ]
+            }
+            EventMsg::ToolCallRequested {
+                call_id,
+                tool,
+                args,
+            } => {
+                self.calls().insert(
+                    call_id.clone(),
+                    CallState {
+                        tool: tool.clone(),
+                        args: args.clone(),
+                        ..CallState::default()
+                    },
+                );
+                vec![Self::generic(event)]
+            }
+            EventMsg::ToolCallApproved { call_id, by, .. } => {
+                let decider = self.decider(session, *by);
+                if let Some(call) = self.calls().get_mut(call_id) {
+                    call.decision = Some(Decision::Allow);
+                    call.decided_by = Some(decider);
+                }
+                vec![Self::generic(event)]
+            }
+            EventMsg::ToolCallDenied {
+                call_id,
+                by,
+                reason,
+            } => {
+                let call = self.calls().remove(call_id).unwrap_or_default();
+                vec![AuditRecord::ToolCall(ToolCallRecord {
+                    call_id: call_id.clone(),
+                    tool: call.tool,
+                    args: call.args,
+                    enforcement: self.provider.enforcement(),
+                    decision: Some(Decision::Deny),
+                    decided_by: Some(self.decider(session, *by)),
+                    status: CallStatus::Denied,
+                    exit_code: None,
+                    duration_ms: None,
+                    truncated: false,
+                    output_preview: None,
+                    error: Some(reason.clone()),
+                })]
+            }
+            EventMsg::ToolCallStarted {
+                call_id,
+                tool,
+                args,
+                enforcement,
+                ..
+            } => {
+                let call = self.calls().get(call_id).cloned().unwrap_or_default();
+                vec![AuditRecord::ToolCall(ToolCallRecord {
+                    call_id: call_id.clone(),
+                    tool: tool.clone(),
+                    args: args.clone(),
+                    enforcement: *enforcement,
+                    decision: call.decision,
+                    decided_by: call.decided_by,
+                    status: CallStatus::Started,
+                    exit_code: None,
+                    duration_ms: None,
+                    truncated: false,
+                    output_preview: None,
+                    error: None,
+                })]
+            }
+            EventMsg::ToolCallFinished {
+                call_id,
+                tool,
+                status,
+                exit_code,
+                duration_ms,
+                truncated,
+                enforcement,
+                network_denials,
+                output,
+                ..
+            } => {
+                let call = self.calls().remove(call_id).unwrap_or_default();
+                if *status == ToolCallStatus::Denied {
+                    // Recorded at `tool_call_denied`.
+                    return Vec::new();
+                }
+                let (status, error) = match status {
+                    ToolCallStatus::Ok => (CallStatus::Finished, None),
+                    ToolCallStatus::Cancelled => (CallStatus::Cancelled, None),
+                    _ => (CallStatus::Failed, Some(output.clone())),
+                };
+                let mut records = vec![AuditRecord::ToolCall(ToolCallRecord {
+                    call_id: call_id.clone(),
+                    tool: tool.clone(),
+                    args: call.args,
+                    enforcement: *enforcement,
+                    decision: call.decision,
+                    decided_by: call.decided_by,
+                    status,
+                    exit_code: *exit_code,
+                    duration_ms: Some(*duration_ms),
+                    truncated: *truncated,
+                    output_preview: Some(output.clone()),
+                    error,
+                })];
+                records.extend(network_denials.iter().map(|denial| {
+                    AuditRecord::NetworkDenial(NetworkDenialRecord {
+                        call_id: Some(call_id.clone()),
+                        denial: denial.clone(),
+                    })
+                }));
+                records
+            }
+            // Live-only fragments never reach a durable sink.
+            EventMsg::ModelTextDelta { .. } | EventMsg::ToolCallOutput { .. } => Vec::new(),
+            _ => vec![Self::generic(event)],
+        }
+    }
+}
+
+#[async_trait]
+impl EventSink for AuditSink {
+    async fn record(&self, event: &Event) -> Result<(), SinkError> {
+        let records = self.records(event);
+        if records.is_empty() {
+            return Ok(());
+        }
+        let events: Vec<NewEvent> = records
+            .into_iter()
+            .map(|record| NewEvent::new(event.session_id.clone(), event.time_ms, record))
+            .collect();
+        let store = Arc::clone(&self.store);
+        let seq = event.seq;
+        let kind = event.msg.name().to_owned();
+        let failure = |message: String| SinkError {
+            seq,
+            kind: kind.clone(),
+            message,
+        };
+        tokio::task::spawn_blocking(move || {
+            let mut store = store.lock().unwrap_or_else(PoisonError::into_inner);
+            store.append_batch(&events).map(|_| ())
+        })
+        .await
+        .map_err(|e| failure(format!("the audit writer failed: {e}")))?
+        .map_err(|e| failure(e.to_string()))
+    }
+}

@@ -1,0 +1,517 @@
+//! The machine configuration: `config/default.toml` (built in) overlaid by the user's
+//! `$XDG_CONFIG_HOME/paddock/config.toml`. Every error names the file and the key.
+//! A project's own config is never read: sandbox keys and approvals are the machine's alone.
+
+use std::path::{Path, PathBuf};
+
+use model_client::{KeyStoreKind, Vendor};
+use protocol::{ApprovalMode, NetworkProfileName, ProviderKind};
+use serde::Deserialize;
+
+/// The built-in defaults.
+pub const DEFAULT_CONFIG: &str = include_str!("../../../config/default.toml");
+
+/// A config file that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}: `{key}`: {problem}")]
+pub struct ConfigError {
+    /// The file, or `built-in defaults`.
+    pub file: String,
+    /// The dotted key, e.g. `sandbox.provider`.
+    pub key: String,
+    pub problem: String,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    sandbox: Option<RawSandbox>,
+    sandbox_credentials: Option<Vec<RawCredential>>,
+    openshell: Option<RawOpenshell>,
+    models: Option<RawModels>,
+    approvals: Option<RawApprovals>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSandbox {
+    provider: Option<String>,
+    network_profile: Option<String>,
+    extra_hosts: Option<Vec<String>>,
+    tool_runner: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCredential {
+    name: String,
+    env: String,
+    hosts: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOpenshell {
+    gateway: Option<String>,
+    image: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawModels {
+    provider: Option<String>,
+    model: Option<String>,
+    vendor: Option<String>,
+    base_url: Option<String>,
+    key_store: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawApprovals {
+    mode: Option<String>,
+}
+
+/// A credential a session may use in its sandbox without reading it. The value is read from
+/// `env` when a session enables the entry; it is never stored in a config file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CredentialEntry {
+    pub name: String,
+    pub env: String,
+    pub hosts: Vec<String>,
+}
+
+/// The model settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelsConfig {
+    /// A preset name (`anthropic`, `ollama`…) or `custom`; also the key store account.
+    pub provider: String,
+    pub vendor: Vendor,
+    pub model: String,
+    pub base_url: String,
+    pub key_store: KeyStoreKind,
+}
+
+/// The machine configuration, validated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MachineConfig {
+    pub provider: ProviderKind,
+    /// True when `sandbox.provider` was set explicitly (not derived).
+    pub provider_explicit: bool,
+    pub network_profile: NetworkProfileName,
+    pub extra_hosts: Vec<String>,
+    pub tool_runner: Option<PathBuf>,
+    pub credentials: Vec<CredentialEntry>,
+    pub openshell_gateway: Option<String>,
+    /// The sandbox image OpenShell runs, pinned by digest.
+    pub openshell_image: Option<String>,
+    pub models: ModelsConfig,
+    pub approval_mode: ApprovalMode,
+    /// The user's file, when one was read.
+    pub source: Option<PathBuf>,
+}
+
+/// Replaces every double-quoted part of a parser message (values) with `"…"`.
+fn without_values(message: &str) -> String {
+    let mut out = String::new();
+    let mut quoted = false;
+    for c in message.chars() {
+        if c == '"' {
+            if !quoted {
+                out.push_str("\"…\"");
+            }
+            quoted = !quoted;
+        } else if !quoted {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn parse_raw(text: &str, file: &str) -> Result<RawConfig, ConfigError> {
+    toml::from_str(text).map_err(|e| {
+        // Only the parser's message (values blanked) and the position: the offending line
+        // itself may hold a secret someone pasted into the wrong file.
+        let message = without_values(e.message().trim()).replace('\n', " ");
+        let mut key = message
+            .split('`')
+            .nth(1)
+            .map(str::to_owned)
+            .unwrap_or_else(|| "(file)".into());
+        let mut position = String::new();
+        if let Some(span) = e.span() {
+            let start = span.start.min(text.len());
+            let before = &text[..start];
+            let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+            let line = before.matches('\n').count() + 1;
+            let column = start - line_start + 1;
+            position = format!(" (line {line}, column {column})");
+            let line_text = text[line_start..].lines().next().unwrap_or("");
+            if let Some((name, _)) = line_text.split_once('=') {
+                let name = name.trim();
+                if !name.is_empty() && !message.contains("unknown field") {
+                    key = name.to_owned();
+                }
+            }
+        }
+        ConfigError {
+            file: file.to_owned(),
+            key,
+            problem: format!("{message}{position}"),
+        }
+    })
+}
+
+/// Which file a merged value came from, for error messages.
+struct Layered<T> {
+    value: T,
+    file: String,
+}
+
+fn pick<T>(user: Option<T>, default: Option<T>, user_file: &str) -> Option<Layered<T>> {
+    match (user, default) {
+        (Some(value), _) => Some(Layered {
+            value,
+            file: user_file.to_owned(),
+        }),
+        (None, Some(value)) => Some(Layered {
+            value,
+            file: BUILT_IN.to_owned(),
+        }),
+        (None, None) => None,
+    }
+}
+
+const BUILT_IN: &str = "built-in defaults (config/default.toml)";
+
+fn error(file: &str, key: &str, problem: impl Into<String>) -> ConfigError {
+    ConfigError {
+        file: file.to_owned(),
+        key: key.to_owned(),
+        problem: problem.into(),
+    }
+}
+
+fn required<T>(value: Option<Layered<T>>, key: &str) -> Result<Layered<T>, ConfigError> {
+    value.ok_or_else(|| error(BUILT_IN, key, "missing"))
+}
+
+/// Checks a `host` or `host:port` entry.
+pub fn check_host(entry: &str) -> Result<(), String> {
+    if entry.is_empty() {
+        return Err("an empty host".into());
+    }
+    if entry.contains("://") || entry.contains('/') {
+        return Err(format!("`{entry}`: give a host name, not a URL"));
+    }
+    let (host, port) = match entry.rsplit_once(':') {
+        Some((host, port)) => (host, Some(port)),
+        None => (entry, None),
+    };
+    if host.is_empty()
+        || !host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '*')
+    {
+        return Err(format!("`{entry}`: not a host name"));
+    }
+    if let Some(port) = port
+        && port.parse::<u16>().map_or(true, |p| p == 0)
+    {
+        return Err(format!(
+            "`{entry}`: the port must be a number from 1 to 65535"
+        ));
+    }
+    Ok(())
+}
+
+fn provider_kind(text: &str) -> Option<ProviderKind> {
+    match text {
+        "local" => Some(ProviderKind::Local),
+        "openshell" => Some(ProviderKind::Openshell),
+        "direct" => Some(ProviderKind::Direct),
+        _ => None,
+    }
+}
+
+fn network_profile(text: &str) -> Option<NetworkProfileName> {
+    match text {
+        "strict" => Some(NetworkProfileName::Strict),
+        "standard" => Some(NetworkProfileName::Standard),
+        "open" => Some(NetworkProfileName::Open),
+        _ => None,
+    }
+}
+
+fn vendor(text: &str) -> Option<Vendor> {
+    match text {
+        "anthropic" => Some(Vendor::Anthropic),
+        "openai_compatible" | "openai-compatible" => Some(Vendor::OpenAiCompatible),
+        _ => None,
+    }
+}
+
+impl MachineConfig {
+    /// The built-in defaults overlaid with `user` (the text of the file at `user_path`).
+    pub fn from_texts(user: Option<(&str, &Path)>) -> Result<Self, ConfigError> {
+        let defaults = parse_raw(DEFAULT_CONFIG, BUILT_IN)?;
+        let (user_raw, user_file, source) = match user {
+            Some((text, path)) => {
+                let file = path.display().to_string();
+                (parse_raw(text, &file)?, file, Some(path.to_path_buf()))
+            }
+            None => (RawConfig::default(), String::new(), None),
+        };
+        let us = user_raw.sandbox.unwrap_or_default();
+        let ds = defaults.sandbox.unwrap_or_default();
+        let uo = user_raw.openshell.unwrap_or_default();
+        let dopen = defaults.openshell.unwrap_or_default();
+        let um = user_raw.models.unwrap_or_default();
+        let dm = defaults.models.unwrap_or_default();
+        let ua = user_raw.approvals.unwrap_or_default();
+        let da = defaults.approvals.unwrap_or_default();
+
+        let openshell_gateway = pick(uo.gateway, dopen.gateway, &user_file).map(|l| l.value);
+        let openshell_image = pick(uo.image, dopen.image, &user_file).map(|l| l.value);
+        let (provider, provider_explicit) = match pick(us.provider, ds.provider, &user_file) {
+            Some(layer) => (
+                provider_kind(&layer.value).ok_or_else(|| {
+                    error(
+                        &layer.file,
+                        "sandbox.provider",
+                        format!("`{}` is not one of: local, openshell, direct", layer.value),
+                    )
+                })?,
+                true,
+            ),
+            None if openshell_gateway.is_some() => (ProviderKind::Openshell, false),
+            None => (ProviderKind::Local, false),
+        };
+        if provider == ProviderKind::Openshell && openshell_gateway.is_none() {
+            return Err(error(
+                if user_file.is_empty() {
+                    BUILT_IN
+                } else {
+                    &user_file
+                },
+                "openshell.gateway",
+                "the openshell provider needs a gateway name",
+            ));
+        }
+
+        let profile = required(
+            pick(us.network_profile, ds.network_profile, &user_file),
+            "sandbox.network_profile",
+        )?;
+        let network_profile = network_profile(&profile.value).ok_or_else(|| {
+            error(
+                &profile.file,
+                "sandbox.network_profile",
+                format!("`{}` is not one of: strict, standard, open", profile.value),
+            )
+        })?;
+
+        let hosts = pick(us.extra_hosts, ds.extra_hosts, &user_file);
+        let extra_hosts = match hosts {
+            Some(layer) => {
+                for host in &layer.value {
+                    check_host(host).map_err(|p| error(&layer.file, "sandbox.extra_hosts", p))?;
+                }
+                layer.value
+            }
+            None => Vec::new(),
+        };
+
+        let credentials_layer = pick(
+            user_raw.sandbox_credentials,
+            defaults.sandbox_credentials,
+            &user_file,
+        );
+        let mut credentials = Vec::new();
+        if let Some(layer) = credentials_layer {
+            for (index, entry) in layer.value.into_iter().enumerate() {
+                let key = format!("sandbox_credentials[{index}]");
+                if entry.name.trim().is_empty() {
+                    return Err(error(
+                        &layer.file,
+                        &format!("{key}.name"),
+                        "must not be empty",
+                    ));
+                }
+                if entry.env.is_empty()
+                    || !entry
+                        .env
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_')
+                {
+                    return Err(error(
+                        &layer.file,
+                        &format!("{key}.env"),
+                        "must name an environment variable (letters, digits, `_`); the value \
+                         itself never goes in a config file",
+                    ));
+                }
+                if entry.hosts.is_empty() {
+                    return Err(error(
+                        &layer.file,
+                        &format!("{key}.hosts"),
+                        "list the hosts the credential is for",
+                    ));
+                }
+                for host in &entry.hosts {
+                    check_host(host).map_err(|p| error(&layer.file, &format!("{key}.hosts"), p))?;
+                }
+                if credentials
+                    .iter()
+                    .any(|c: &CredentialEntry| c.name == entry.name)
+                {
+                    return Err(error(
+                        &layer.file,
+                        &format!("{key}.name"),
+                        format!("`{}` is defined twice", entry.name),
+                    ));
+                }
+                credentials.push(CredentialEntry {
+                    name: entry.name,
+                    env: entry.env,
+                    hosts: entry.hosts,
+                });
+            }
+        }
+
+        let models = models_config(um, dm, &user_file)?;
+
+        let mode = required(pick(ua.mode, da.mode, &user_file), "approvals.mode")?;
+        let approval_mode = ApprovalMode::parse(&mode.value).ok_or_else(|| {
+            error(
+                &mode.file,
+                "approvals.mode",
+                format!(
+                    "`{}` is not one of: ask, auto-edit, auto-in-sandbox, bypass",
+                    mode.value
+                ),
+            )
+        })?;
+
+        Ok(Self {
+            provider,
+            provider_explicit,
+            network_profile,
+            extra_hosts,
+            tool_runner: pick(us.tool_runner, ds.tool_runner, &user_file).map(|l| l.value),
+            credentials,
+            openshell_gateway,
+            openshell_image,
+            models,
+            approval_mode,
+            source,
+        })
+    }
+
+    /// Reads the user's file at `path` when it exists, over the built-in defaults.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Self::from_texts(Some((&text, path))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Self::from_texts(None),
+            Err(e) => Err(error(
+                &path.display().to_string(),
+                "(file)",
+                format!("cannot be read: {e}"),
+            )),
+        }
+    }
+}
+
+fn models_config(
+    user: RawModels,
+    defaults: RawModels,
+    user_file: &str,
+) -> Result<ModelsConfig, ConfigError> {
+    let provider = required(
+        pick(user.provider, defaults.provider, user_file),
+        "models.provider",
+    )?;
+    let model = required(pick(user.model, defaults.model, user_file), "models.model")?;
+    if model.value.trim().is_empty() {
+        return Err(error(&model.file, "models.model", "must not be empty"));
+    }
+    let preset = model_client::preset(&provider.value);
+    if preset.is_none() && provider.value != "custom" {
+        let names: Vec<&str> = model_client::PROVIDERS.iter().map(|p| p.name).collect();
+        return Err(error(
+            &provider.file,
+            "models.provider",
+            format!(
+                "`{}` is not one of: {}, custom",
+                provider.value,
+                names.join(", ")
+            ),
+        ));
+    }
+    let vendor = match pick(user.vendor, defaults.vendor, user_file) {
+        Some(layer) => vendor(&layer.value).ok_or_else(|| {
+            error(
+                &layer.file,
+                "models.vendor",
+                format!(
+                    "`{}` is not one of: anthropic, openai_compatible",
+                    layer.value
+                ),
+            )
+        })?,
+        None => match preset {
+            Some(p) => p.vendor,
+            None => {
+                return Err(error(
+                    &provider.file,
+                    "models.vendor",
+                    "a custom provider needs `vendor`",
+                ));
+            }
+        },
+    };
+    let base_url = match pick(user.base_url, defaults.base_url, user_file) {
+        Some(layer) => {
+            if !(layer.value.starts_with("http://") || layer.value.starts_with("https://")) {
+                return Err(error(
+                    &layer.file,
+                    "models.base_url",
+                    format!("`{}` is not an http(s) URL", layer.value),
+                ));
+            }
+            layer.value
+        }
+        None => match preset {
+            Some(p) => p.base_url.to_owned(),
+            None => {
+                return Err(error(
+                    &provider.file,
+                    "models.base_url",
+                    "a custom provider needs `base_url`",
+                ));
+            }
+        },
+    };
+    let store = required(
+        pick(user.key_store, defaults.key_store, user_file),
+        "models.key_store",
+    )?;
+    let key_store = store.value.parse::<KeyStoreKind>().map_err(|_| {
+        error(
+            &store.file,
+            "models.key_store",
+            format!("`{}` is not one of: keychain, file, env", store.value),
+        )
+    })?;
+    Ok(ModelsConfig {
+        provider: provider.value,
+        vendor,
+        model: model.value,
+        base_url,
+        key_store,
+    })
+}
+
+#[cfg(test)]
+#[path = "config_tests.rs"]
+mod tests;

@@ -1,0 +1,119 @@
+use std::path::Path;
+
+use model_client::{KeyStoreKind, Vendor};
+use protocol::{ApprovalMode, NetworkProfileName, ProviderKind};
+
+use super::*;
+
+fn load(text: &str) -> Result<MachineConfig, ConfigError> {
+    MachineConfig::from_texts(Some((
+        text,
+        Path::new("/home/alice/.config/paddock/config.toml"),
+    )))
+}
+
+#[test]
+fn defaults_choose_the_local_wall_and_ask() {
+    let config = MachineConfig::from_texts(None).unwrap();
+    assert_eq!(config.provider, ProviderKind::Local);
+    assert!(!config.provider_explicit);
+    assert_eq!(config.network_profile, NetworkProfileName::Strict);
+    assert_eq!(config.approval_mode, ApprovalMode::Ask);
+    assert_eq!(config.models.vendor, Vendor::Anthropic);
+    assert_eq!(config.models.key_store, KeyStoreKind::Env);
+    assert!(config.credentials.is_empty());
+}
+
+#[test]
+fn a_gateway_makes_openshell_the_default() {
+    let config = load("[openshell]\ngateway = \"default\"\n").unwrap();
+    assert_eq!(config.provider, ProviderKind::Openshell);
+    let config = load("[openshell]\ngateway = \"g\"\n[sandbox]\nprovider = \"local\"\n").unwrap();
+    assert_eq!(config.provider, ProviderKind::Local);
+}
+
+#[test]
+fn user_values_override_defaults() {
+    let config = load(
+        "[sandbox]\nprovider = \"direct\"\nextra_hosts = [\"pypi.org\", \"example.com:8443\"]\n\
+         [models]\nprovider = \"ollama\"\nmodel = \"llama3.2\"\n[approvals]\nmode = \"auto-edit\"\n",
+    )
+    .unwrap();
+    assert_eq!(config.provider, ProviderKind::Direct);
+    assert_eq!(config.extra_hosts, ["pypi.org", "example.com:8443"]);
+    assert_eq!(config.models.vendor, Vendor::OpenAiCompatible);
+    assert_eq!(config.models.base_url, "http://localhost:11434/v1");
+    assert_eq!(config.approval_mode, ApprovalMode::AutoEdit);
+}
+
+#[test]
+fn errors_name_the_file_and_the_key() {
+    let err = load("[sandbox]\nprovider = \"docker\"\n").unwrap_err();
+    assert_eq!(err.key, "sandbox.provider");
+    assert!(err.file.ends_with("config.toml"), "{err}");
+    assert!(err.to_string().contains("docker"), "{err}");
+
+    let err = load("[approvals]\nmode = \"yolo\"\n").unwrap_err();
+    assert_eq!(err.key, "approvals.mode");
+
+    let err = load("[sandbox]\nextra_hosts = [\"https://evil.example/x\"]\n").unwrap_err();
+    assert_eq!(err.key, "sandbox.extra_hosts");
+
+    let err = load("[sandbox]\nnetwork_profile = \"wide\"\n").unwrap_err();
+    assert_eq!(err.key, "sandbox.network_profile");
+
+    let err = load("[models]\nkey_store = \"plaintext\"\n").unwrap_err();
+    assert_eq!(err.key, "models.key_store");
+}
+
+#[test]
+fn unknown_keys_are_refused() {
+    let err = load("[sandbox]\nprovder = \"local\"\n").unwrap_err();
+    assert!(err.to_string().contains("provder"), "{err}");
+    let err = load("[models]\napi_key = \"sk-secret-value\"\n").unwrap_err();
+    assert!(err.to_string().contains("api_key"), "{err}");
+    assert!(
+        !err.to_string().contains("sk-secret-value"),
+        "the error must not echo a secret: {err}"
+    );
+}
+
+#[test]
+fn type_errors_name_the_key_but_never_echo_the_value() {
+    let err = load("[sandbox]\nextra_hosts = \"ghp_pasted_token_value\"\n").unwrap_err();
+    assert_eq!(err.key, "extra_hosts");
+    assert!(err.problem.contains("line 2"), "{err}");
+    assert!(!err.to_string().contains("ghp_pasted_token_value"), "{err}");
+}
+
+#[test]
+fn openshell_without_a_gateway_is_refused() {
+    let err = load("[sandbox]\nprovider = \"openshell\"\n").unwrap_err();
+    assert_eq!(err.key, "openshell.gateway");
+}
+
+#[test]
+fn credential_entries_name_variables_not_values() {
+    let config = load(
+        "[[sandbox_credentials]]\nname = \"github\"\nenv = \"GITHUB_TOKEN\"\nhosts = [\"github.com\"]\n",
+    )
+    .unwrap();
+    assert_eq!(config.credentials[0].env, "GITHUB_TOKEN");
+    let err = load(
+        "[[sandbox_credentials]]\nname = \"github\"\nenv = \"ghp_abc123 value\"\nhosts = [\"github.com\"]\n",
+    )
+    .unwrap_err();
+    assert_eq!(err.key, "sandbox_credentials[0].env");
+    let err = load("[[sandbox_credentials]]\nname = \"x\"\nenv = \"X\"\nhosts = []\n").unwrap_err();
+    assert_eq!(err.key, "sandbox_credentials[0].hosts");
+}
+
+#[test]
+fn host_checks() {
+    assert!(check_host("github.com").is_ok());
+    assert!(check_host("example.com:8443").is_ok());
+    assert!(check_host("example.com:0").is_err());
+    assert!(check_host("example.com:99999").is_err());
+    assert!(check_host("exa mple.com").is_err());
+    assert!(check_host("").is_err());
+}

@@ -1,0 +1,255 @@
+//! `paddock`: run an agent task in a sandbox, check this machine's sandbox, read the audit
+//! trail. See the crate README.
+
+mod audit_cmd;
+mod audit_sink;
+mod config;
+mod host;
+mod machine;
+mod paths;
+mod run;
+mod terminal;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use protocol::ProviderKind;
+
+use crate::config::MachineConfig;
+use crate::paths::Paths;
+use crate::run::{Prompts, RunOptions};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "paddock",
+    version,
+    about = "Run AI agents whose tools live in a sandbox"
+)]
+struct Cli {
+    /// Log format on stderr: `text` for people (default) or `json` for machines.
+    #[arg(long, global = true, value_enum)]
+    log_format: Option<LogFormat>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ProviderArg {
+    Local,
+    Openshell,
+    Direct,
+}
+
+impl From<ProviderArg> for ProviderKind {
+    fn from(value: ProviderArg) -> Self {
+        match value {
+            ProviderArg::Local => ProviderKind::Local,
+            ProviderArg::Openshell => ProviderKind::Openshell,
+            ProviderArg::Direct => ProviderKind::Direct,
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run one task: stream its progress, ask approvals, leave a run record.
+    Run {
+        /// What the agent should do.
+        task: String,
+        /// A folder the agent may use: `PATH` (read-write) or `PATH:ro`. Repeatable.
+        #[arg(long = "folder", value_name = "PATH[:ro]", required = true)]
+        folders: Vec<String>,
+        /// The model id (default: the machine config's `models.model`).
+        #[arg(long)]
+        model: Option<String>,
+        /// ask | auto-edit | auto-in-sandbox | bypass (default: the machine config's).
+        #[arg(long)]
+        approval_mode: Option<String>,
+        /// The wall (default: the machine config's `sandbox.provider`).
+        #[arg(long, value_enum)]
+        provider: Option<ProviderArg>,
+        /// A host the sandbox may reach beyond its profile (`host` or `host:port`). Repeatable.
+        #[arg(long = "allow-host", value_name = "HOST")]
+        allow_hosts: Vec<String>,
+        /// Print events as JSON Lines instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Approve every prompt once, without asking.
+        #[arg(long, conflicts_with = "deny_prompts")]
+        approve_all: bool,
+        /// Refuse every prompt (the default when stdin is not a terminal).
+        #[arg(long)]
+        deny_prompts: bool,
+        /// Most model requests in the turn.
+        #[arg(long)]
+        max_steps: Option<u32>,
+    },
+    /// This machine's settings.
+    Machine {
+        #[command(subcommand)]
+        command: MachineCommand,
+    },
+    /// The audit trail.
+    Audit {
+        #[command(subcommand)]
+        command: AuditCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum MachineCommand {
+    /// The sandbox: can this machine build its wall?
+    Sandbox {
+        #[command(subcommand)]
+        command: SandboxCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum SandboxCommand {
+    /// Check the configured wall; exit code 1 when sessions would be refused.
+    Status {
+        /// Check this provider instead of the configured one.
+        #[arg(long, value_enum)]
+        provider: Option<ProviderArg>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Choose the provider in the machine config (shows the change and asks first).
+    Setup {
+        #[arg(long, value_enum, default_value = "local")]
+        provider: ProviderArg,
+        /// Apply without asking.
+        #[arg(long)]
+        yes: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum AuditCommand {
+    /// Walk the hash chain; exit code 1 when it is broken.
+    Verify {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show audit rows, oldest first.
+    List {
+        #[arg(long)]
+        session: Option<String>,
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write the trail to stdout.
+    Export {
+        /// jsonl (verifiable offline) or ocsf.
+        #[arg(long, default_value = "jsonl")]
+        format: String,
+        #[arg(long)]
+        session: Option<String>,
+    },
+}
+
+fn init_logging(format: Option<LogFormat>) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("PADDOCK_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let json = format == Some(LogFormat::Json);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if json {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+#[allow(clippy::print_stderr, reason = "the CLI reports its errors on stderr")]
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.log_format);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("paddock: starting the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(dispatch(cli.command)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("paddock: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
+    let paths = Paths::from_env().map_err(anyhow::Error::msg)?;
+    let config = MachineConfig::load(&paths.config_file())?;
+    match command {
+        Command::Run {
+            task,
+            folders,
+            model,
+            approval_mode,
+            provider,
+            allow_hosts,
+            json,
+            approve_all,
+            deny_prompts,
+            max_steps,
+        } => {
+            let prompts = if approve_all {
+                Prompts::ApproveAll
+            } else if deny_prompts {
+                Prompts::DenyAll
+            } else {
+                Prompts::Ask
+            };
+            let options = RunOptions {
+                task,
+                folders,
+                model,
+                approval_mode,
+                provider: provider.map(|p| ProviderKind::from(p).as_str().to_owned()),
+                extra_hosts: allow_hosts,
+                json,
+                prompts,
+                max_steps,
+            };
+            run::run(options, &paths, &config).await
+        }
+        Command::Machine {
+            command: MachineCommand::Sandbox { command },
+        } => match command {
+            SandboxCommand::Status { provider, json } => {
+                machine::status(&paths, &config, provider.map(Into::into), json).await
+            }
+            SandboxCommand::Setup { provider, yes } => {
+                let stdin = std::io::stdin();
+                let mut input = stdin.lock();
+                machine::setup(&paths, &config, provider.into(), yes, &mut input).await
+            }
+        },
+        Command::Audit { command } => match command {
+            AuditCommand::Verify { json } => audit_cmd::verify(&paths, json),
+            AuditCommand::List {
+                session,
+                limit,
+                json,
+            } => audit_cmd::list(&paths, session, limit, json),
+            AuditCommand::Export { format, session } => audit_cmd::export(&paths, &format, session),
+        },
+    }
+}
