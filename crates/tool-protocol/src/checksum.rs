@@ -50,31 +50,11 @@ impl Default for Crc32c {
 
 impl Crc32c {
     pub const fn new() -> Self {
-        Self {
-            state: !0,
-            len: 0,
-        }
+        Self { state: !0, len: 0 }
     }
 
     pub fn update(&mut self, bytes: &[u8]) {
-        let mut crc = self.state;
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let lo = u32::from_le_bytes([c[0], c[1], c[2], c[3]]) ^ crc;
-            let hi = u32::from_le_bytes([c[4], c[5], c[6], c[7]]);
-            crc = TABLES[7][(lo & 0xff) as usize]
-                ^ TABLES[6][((lo >> 8) & 0xff) as usize]
-                ^ TABLES[5][((lo >> 16) & 0xff) as usize]
-                ^ TABLES[4][(lo >> 24) as usize]
-                ^ TABLES[3][(hi & 0xff) as usize]
-                ^ TABLES[2][((hi >> 8) & 0xff) as usize]
-                ^ TABLES[1][((hi >> 16) & 0xff) as usize]
-                ^ TABLES[0][(hi >> 24) as usize];
-        }
-        for &b in chunks.remainder() {
-            crc = (crc >> 8) ^ TABLES[0][((crc ^ u32::from(b)) & 0xff) as usize];
-        }
-        self.state = crc;
+        self.state = update_state(self.state, bytes);
         self.len += bytes.len() as u64;
     }
 
@@ -97,6 +77,63 @@ impl Crc32c {
     }
 }
 
+/// Advances a CRC-32C state over `bytes`: with the CPU's `crc32` instruction when it has
+/// one (x86-64 SSE4.2, several GB/s), else with the tables.
+fn update_state(state: u32, bytes: &[u8]) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("sse4.2") {
+            // SAFETY: the CPU was just checked to support SSE4.2, the only requirement of
+            // `update_sse42`.
+            return unsafe { update_sse42(state, bytes) };
+        }
+    }
+    update_tables(state, bytes)
+}
+
+/// Slicing-by-8 over the tables.
+fn update_tables(state: u32, bytes: &[u8]) -> u32 {
+    let mut crc = state;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let lo = u32::from_le_bytes([c[0], c[1], c[2], c[3]]) ^ crc;
+        let hi = u32::from_le_bytes([c[4], c[5], c[6], c[7]]);
+        crc = TABLES[7][(lo & 0xff) as usize]
+            ^ TABLES[6][((lo >> 8) & 0xff) as usize]
+            ^ TABLES[5][((lo >> 16) & 0xff) as usize]
+            ^ TABLES[4][(lo >> 24) as usize]
+            ^ TABLES[3][(hi & 0xff) as usize]
+            ^ TABLES[2][((hi >> 8) & 0xff) as usize]
+            ^ TABLES[1][((hi >> 16) & 0xff) as usize]
+            ^ TABLES[0][(hi >> 24) as usize];
+    }
+    for &b in chunks.remainder() {
+        crc = (crc >> 8) ^ TABLES[0][((crc ^ u32::from(b)) & 0xff) as usize];
+    }
+    crc
+}
+
+/// The SSE4.2 `crc32` instruction computes exactly this polynomial (Castagnoli, reflected),
+/// eight bytes per step.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse4.2")]
+fn update_sse42(state: u32, bytes: &[u8]) -> u32 {
+    use std::arch::x86_64::{_mm_crc32_u8, _mm_crc32_u64};
+    let mut crc = u64::from(state);
+    let mut words = bytes.chunks_exact(8);
+    for word in &mut words {
+        let mut le = [0u8; 8];
+        le.copy_from_slice(word);
+        crc = _mm_crc32_u64(crc, u64::from_le_bytes(le));
+    }
+    // The instruction leaves the upper half zero.
+    let mut crc = crc as u32;
+    for &b in words.remainder() {
+        crc = _mm_crc32_u8(crc, b);
+    }
+    crc
+}
+
 /// The wire form of the checksum of `bytes`.
 pub fn checksum(bytes: &[u8]) -> String {
     let mut crc = Crc32c::new();
@@ -115,6 +152,23 @@ mod tests {
         assert_eq!(checksum(&[0u8; 32]), "crc32c:8a9136aa");
         assert_eq!(checksum(&[0xffu8; 32]), "crc32c:62a8ab43");
         assert_eq!(checksum(b""), "crc32c:00000000");
+    }
+
+    #[test]
+    fn the_instruction_and_the_tables_agree() {
+        let data: Vec<u8> = (0..100_003u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 7) as u8)
+            .collect();
+        for len in [0, 1, 7, 8, 9, 63, 64, 65, 4096, data.len()] {
+            for start in [0, 1, 3] {
+                let slice = &data[start.min(len)..len];
+                assert_eq!(
+                    update_state(!0, slice),
+                    update_tables(!0, slice),
+                    "len {len}, start {start}"
+                );
+            }
+        }
     }
 
     #[test]

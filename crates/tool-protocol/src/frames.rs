@@ -15,7 +15,7 @@
 //! not be read. A `cancel` for an id not in flight is ignored (the call already ended).
 
 use crate::convert::{FieldError, FromJson, ObjectReader, ToJson};
-use crate::data::Data;
+use crate::data::{Data, Encoding};
 use crate::error::ErrorCode;
 use crate::framing::Line;
 use crate::json::Value;
@@ -155,7 +155,12 @@ impl FrameError {
 }
 
 fn object(members: Vec<(&str, Value)>) -> Value {
-    Value::Object(members.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+    Value::Object(
+        members
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+    )
 }
 
 /// Turns a line from the stream into JSON, or the error that answers it.
@@ -240,9 +245,8 @@ impl HostFrame {
                 })?;
                 let args: Value = reader.field("args").map_err(bad_frame)?;
                 reader.finish().map_err(bad_frame)?;
-                let request = ToolRequest::from_args(name, &args).map_err(|e| {
-                    FrameError::field(Some(id.clone()), ErrorCode::BadArgs, &e)
-                })?;
+                let request = ToolRequest::from_args(name, &args)
+                    .map_err(|e| FrameError::field(Some(id.clone()), ErrorCode::BadArgs, &e))?;
                 return Ok(HostFrame::Call(Call { id, request }));
             }
             "cancel" => HostFrame::Cancel {
@@ -300,8 +304,50 @@ impl RunnerFrame {
         line
     }
 
+    /// Appends one `output` frame to `out`: byte for byte what [`RunnerFrame::encode`] writes
+    /// for `Output { id, stream, chunk }`, without building a JSON tree (the download hot
+    /// path). `Encoding::Utf8` applies only when `bytes` are UTF-8; otherwise they go base64.
+    pub fn encode_output_into(
+        id: &str,
+        stream: Stream,
+        bytes: &[u8],
+        encoding: Encoding,
+        out: &mut Vec<u8>,
+    ) {
+        let mut head = String::with_capacity(80 + id.len());
+        head.push_str("{\"type\":\"output\",\"id\":");
+        crate::json::write_string(id, &mut head);
+        head.push_str(",\"stream\":\"");
+        head.push_str(stream.as_str());
+        head.push_str("\",\"chunk\":{\"encoding\":");
+        let text = match encoding {
+            Encoding::Utf8 => std::str::from_utf8(bytes).ok(),
+            Encoding::Base64 => None,
+        };
+        match text {
+            Some(text) => {
+                head.push_str("\"utf8\",\"data\":");
+                crate::json::write_string(text, &mut head);
+                out.extend_from_slice(head.as_bytes());
+            }
+            None => {
+                head.push_str("\"base64\",\"data\":\"");
+                out.reserve(head.len() + crate::base64::encoded_len(bytes.len()) + 4);
+                out.extend_from_slice(head.as_bytes());
+                crate::base64::encode_into_vec(bytes, out);
+                out.push(b'"');
+            }
+        }
+        out.extend_from_slice(b"}}\n");
+    }
+
     /// Reads a runner frame from a line (the host side).
     pub fn decode(line: &Line) -> Result<RunnerFrame, FrameError> {
+        if let Line::Text(text) = line
+            && let Some(frame) = decode_canonical_output(text)
+        {
+            return Ok(frame);
+        }
         let value = parse_line(line)?;
         let kind = frame_type(&value)?;
         let id = value.get("id").and_then(Value::as_str).map(str::to_owned);
@@ -348,6 +394,30 @@ impl RunnerFrame {
         reader.finish().map_err(bad_frame)?;
         Ok(frame)
     }
+}
+
+/// The download hot path of [`RunnerFrame::decode`]: an `output` frame with base64 data,
+/// written exactly as [`RunnerFrame::encode`] writes it, is read without a JSON tree. Anything
+/// else (escapes in the id, other member order, whitespace, bad base64) returns `None` and
+/// takes the general path, so results and errors are the same either way.
+fn decode_canonical_output(text: &str) -> Option<RunnerFrame> {
+    let rest = text.strip_prefix("{\"type\":\"output\",\"id\":\"")?;
+    let (id, rest) = rest.split_once('"')?;
+    if id.bytes().any(|b| b < 0x20 || b == b'\\' || b == 0x7f) {
+        return None;
+    }
+    let rest = rest.strip_prefix(",\"stream\":\"")?;
+    let (stream, rest) = rest.split_once('"')?;
+    let stream = Stream::from_wire(stream)?;
+    let data = rest
+        .strip_prefix(",\"chunk\":{\"encoding\":\"base64\",\"data\":\"")?
+        .strip_suffix("\"}}")?;
+    let bytes = crate::base64::decode(data).ok()?;
+    Some(RunnerFrame::Output {
+        id: id.to_owned(),
+        stream,
+        chunk: Data::Bytes(bytes),
+    })
 }
 
 /// A raw JSON value is itself a valid field type (used for `args` and `result`).

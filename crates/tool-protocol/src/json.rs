@@ -199,7 +199,8 @@ fn write_number(n: Number, out: &mut String) {
     };
 }
 
-fn write_string(s: &str, out: &mut String) {
+/// Appends `s` as a JSON string (quotes included), escaped canonically.
+pub(crate) fn write_string(s: &str, out: &mut String) {
     out.reserve(s.len() + 2);
     out.push('"');
     let bytes = s.as_bytes();

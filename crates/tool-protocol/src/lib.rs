@@ -13,6 +13,8 @@
 //! The full description of the wire is `docs/tool-protocol.md`.
 
 pub mod base64;
+#[cfg(target_arch = "x86_64")]
+mod base64_simd;
 pub mod checksum;
 pub mod convert;
 pub mod data;

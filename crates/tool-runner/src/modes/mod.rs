@@ -60,8 +60,14 @@ fn std_streams() -> Result<(File, File), ModeError> {
         .as_fd()
         .try_clone_to_owned()
         .map_err(|e| ModeError(format!("cannot use stdout: {e}")))?;
+    // A larger pipe to the host means fewer context switches on big downloads; stdout may
+    // not be a pipe at all (a socket, a file), which is fine.
+    let _ = tool_runner::sys::grow_pipe(&output, PIPE_BYTES);
     Ok((File::from(input), File::from(output)))
 }
+
+/// The pipe capacity asked for on stdout (the default limit for unprivileged processes).
+const PIPE_BYTES: usize = 1024 * 1024;
 
 /// Writes one diagnostic line to stderr (never stdout: that carries the protocol).
 #[allow(

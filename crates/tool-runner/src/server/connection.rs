@@ -154,19 +154,11 @@ impl OutputSink for CallSink {
     }
 }
 
-/// One `output` frame, byte for byte what [`RunnerFrame::encode`] writes.
+/// One `output` frame (the fast encoder: no JSON tree, the same bytes).
 pub fn encode_output(id: &str, stream: Stream, bytes: &[u8], encoding: Encoding) -> Vec<u8> {
-    let chunk = match (encoding, std::str::from_utf8(bytes)) {
-        (Encoding::Utf8, Ok(text)) => Data::Text(text.to_owned()),
-        _ => Data::Bytes(bytes.to_vec()),
-    };
-    RunnerFrame::Output {
-        id: id.to_owned(),
-        stream,
-        chunk,
-    }
-    .encode()
-    .into_bytes()
+    let mut line = Vec::new();
+    RunnerFrame::encode_output_into(id, stream, bytes, encoding, &mut line);
+    line
 }
 
 fn send_outcome(sender: &FrameSender, id: &str, outcome: Result<ToolResult, ToolError>) {

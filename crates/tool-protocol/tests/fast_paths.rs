@@ -1,0 +1,83 @@
+//! The fast paths for `output` frames must be invisible: the same bytes as the general
+//! encoder, the same frames and errors as the general decoder.
+
+use tool_protocol::{Data, Encoding, Line, RunnerFrame, Stream};
+
+fn samples() -> Vec<(String, Stream, Vec<u8>, Encoding)> {
+    let ids = [
+        "1",
+        "call-7",
+        "quote\"d",
+        "back\\slash",
+        "tab\there",
+        "é",
+        "\u{1}",
+    ];
+    let payloads: Vec<Vec<u8>> = vec![
+        Vec::new(),
+        b"hi\n".to_vec(),
+        vec![0xff],
+        "héllo \"quoted\"\t\u{1}\u{7f}".as_bytes().to_vec(),
+        (0..=255u8).collect(),
+        (0..70_000u32).map(|i| (i * 7 % 251) as u8).collect(),
+    ];
+    let mut out = Vec::new();
+    for id in ids {
+        for stream in [Stream::Stdout, Stream::Stderr, Stream::Data] {
+            for payload in &payloads {
+                for encoding in [Encoding::Utf8, Encoding::Base64] {
+                    out.push((id.to_owned(), stream, payload.clone(), encoding));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_fast_encoder_writes_the_general_encoders_bytes() {
+    for (id, stream, bytes, encoding) in samples() {
+        let chunk = match (encoding, String::from_utf8(bytes.clone())) {
+            (Encoding::Utf8, Ok(text)) => Data::Text(text),
+            _ => Data::Bytes(bytes.clone()),
+        };
+        let general = RunnerFrame::Output {
+            id: id.clone(),
+            stream,
+            chunk,
+        }
+        .encode();
+        let mut fast = b"earlier frames\n".to_vec();
+        RunnerFrame::encode_output_into(&id, stream, &bytes, encoding, &mut fast);
+        assert_eq!(&fast[15..], general.as_bytes(), "id {id:?}, {encoding:?}");
+    }
+}
+
+#[test]
+fn the_fast_decoder_agrees_with_the_general_one() {
+    for (id, stream, bytes, encoding) in samples() {
+        let mut line = Vec::new();
+        RunnerFrame::encode_output_into(&id, stream, &bytes, encoding, &mut line);
+        let text = String::from_utf8(line).unwrap().trim_end().to_owned();
+        // A trailing space is still JSON but never canonical: it takes the general path.
+        let general = RunnerFrame::decode(&Line::Text(format!("{text} ")));
+        let fast = RunnerFrame::decode(&Line::Text(text));
+        assert_eq!(fast, general, "id {id:?}");
+        assert!(fast.is_ok());
+    }
+}
+
+#[test]
+fn near_canonical_lines_fall_back_with_the_same_errors() {
+    for line in [
+        r#"{"type":"output","id":"1","stream":"data","chunk":{"encoding":"base64","data":"@@@@"}}"#,
+        r#"{"type":"output","id":"1","stream":"data","chunk":{"encoding":"base64","data":"3q2+7w=="}}x"#,
+        r#"{"type":"output","id":"1","stream":"river","chunk":{"encoding":"base64","data":"3q2+7w=="}}"#,
+        r#"{"type":"output","id":"1","stream":"data","chunk":{"encoding":"base64","data":"3q2+7w==","x":1}}"#,
+        r#"{"type":"output","id":"1","stream":"data","chunk":{"encoding":"base64","data":"3q2+"}}"#,
+    ] {
+        let fast = RunnerFrame::decode(&Line::Text(line.to_owned()));
+        let general = RunnerFrame::decode(&Line::Text(format!("{line} ")));
+        assert_eq!(fast, general, "{line}");
+    }
+}
