@@ -69,6 +69,8 @@ const CASES: &[(&str, char)] = &[
     ("git -c core.pager='sh -c id' status", '?'),
     ("git log $OPTS", '?'),
     ("git log --output=/etc/cron.d/x", '?'),
+    ("printf -v PATH /tmp/evil; git status", '?'),
+    ("git remote -v add evil https://example.com/x.git", '?'),
     // Redirections outside the grants.
     ("git status > /etc/x", '?'),
     ("git status >> ~/.bashrc", '?'),
