@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use audit_store::{AuditRecord, AuditStore, Query, StoredEvent};
 
-use crate::paths::Paths;
+use paddock::paths::Paths;
 
 fn open(paths: &Paths) -> anyhow::Result<AuditStore> {
     let path = paths.audit_db();

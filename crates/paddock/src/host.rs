@@ -29,18 +29,27 @@ fn helper(variable: &str, configured: Option<&Path>, name: &str) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(name))
 }
 
-/// The tool-runner executable.
-pub fn tool_runner(config: &MachineConfig) -> PathBuf {
-    helper(
-        "PADDOCK_TOOL_RUNNER",
-        config.tool_runner.as_deref(),
-        "tool-runner",
-    )
+/// The helper executables the walls start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Helpers {
+    /// The tool-runner: `$PADDOCK_TOOL_RUNNER`, else `sandbox.tool_runner`, else beside
+    /// `paddock`.
+    pub tool_runner: PathBuf,
+    /// The local wall's launcher: `$PADDOCK_WALL`, else beside `paddock`.
+    pub paddock_wall: PathBuf,
 }
 
-/// The `paddock-wall` launcher of the local wall.
-pub fn paddock_wall() -> PathBuf {
-    helper("PADDOCK_WALL", None, "paddock-wall")
+impl Helpers {
+    pub fn resolve(config: &MachineConfig) -> Self {
+        Self {
+            tool_runner: helper(
+                "PADDOCK_TOOL_RUNNER",
+                config.tool_runner.as_deref(),
+                "tool-runner",
+            ),
+            paddock_wall: helper("PADDOCK_WALL", None, "paddock-wall"),
+        }
+    }
 }
 
 fn home() -> PathBuf {
@@ -62,8 +71,9 @@ pub fn provider(
     kind: ProviderKind,
     config: &MachineConfig,
     paths: &Paths,
+    helpers: &Helpers,
 ) -> anyhow::Result<Arc<dyn SandboxProvider>> {
-    let runner = tool_runner(config);
+    let runner = helpers.tool_runner.clone();
     Ok(match kind {
         ProviderKind::Direct => Arc::new(DirectProvider::new(runner)),
         ProviderKind::Local => {
@@ -71,7 +81,7 @@ pub fn provider(
                 .map_err(|e| anyhow::anyhow!("the built-in network profiles: {e}"))?;
             Arc::new(LocalProvider::new(LocalConfig::new(
                 runner,
-                paddock_wall(),
+                helpers.paddock_wall.clone(),
                 paths.state_dir.join("walls"),
                 home(),
                 Arc::new(policy),

@@ -2,11 +2,7 @@
 //! trail. See the crate README.
 
 mod audit_cmd;
-mod audit_sink;
-mod config;
-mod host;
 mod machine;
-mod paths;
 mod run;
 mod terminal;
 
@@ -15,9 +11,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use protocol::ProviderKind;
 
-use crate::config::MachineConfig;
-use crate::paths::Paths;
 use crate::run::{Prompts, RunOptions};
+use paddock::config::MachineConfig;
+use paddock::paths::Paths;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -138,7 +134,7 @@ enum AuditCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Show audit rows, oldest first.
+    /// Show audit rows, newest first.
     List {
         #[arg(long)]
         session: Option<String>,

@@ -14,10 +14,11 @@ use protocol::{
 };
 use session_store::SqliteSessionStore;
 
-use crate::audit_sink::AuditSink;
-use crate::config::{MachineConfig, check_host};
-use crate::paths::Paths;
-use crate::{host, terminal};
+use crate::terminal;
+use paddock::audit_sink::AuditSink;
+use paddock::config::{MachineConfig, check_host};
+use paddock::host;
+use paddock::paths::Paths;
 
 /// What to do when the agent asks for an approval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -197,7 +198,12 @@ pub async fn run(
     }
     let store = SqliteSessionStore::open(&paths.sessions_db())
         .with_context(|| format!("opening {}", paths.sessions_db().display()))?;
-    let provider = host::provider(provider_kind, config, paths)?;
+    let provider = host::provider(
+        provider_kind,
+        config,
+        paths,
+        &host::Helpers::resolve(config),
+    )?;
     let bus = EventBus::new(Arc::new(AuditSink::new(audit, provider_kind)), 65_536);
     let mut events = bus.subscribe();
     let record_dir = run_dir(paths)?;

@@ -1,0 +1,403 @@
+//! Full turns end to end through the LOCAL wall: the fake model server (real HTTP, Anthropic
+//! wire) asks to write a file, the approval is given, the file appears in the granted folder,
+//! and the audit chain verifies. Once as a library composition, once as a subprocess of the
+//! built `paddock` binary.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is a failed test"
+)]
+
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent::{AgentConfig, EventBus, InMemorySessionStore, Session, SessionDeps, ToolRegistry};
+use audit_store::{AuditRecord, AuditStore, CallStatus, Query};
+use model_client::{ApiKey, ClientConfig, Vendor};
+use paddock::audit_sink::AuditSink;
+use paddock::config::MachineConfig;
+use paddock::host::{self, Helpers};
+use paddock::paths::Paths;
+use protocol::{
+    ApprovalDecision, ApprovalMode, ApprovalScope, EnforcementLevel, EventMsg, FolderAccess,
+    FolderGrant, NetworkProfileName, Op, ProviderKind, SessionSettings,
+};
+use serde_json::{Value, json};
+use test_support::model_server::{FakeModelServer, Reply, sse};
+
+const KEY: &str = "sk-ant-test-0123456789abcdef";
+
+fn write_reply(target: &Path) -> [Reply; 2] {
+    [
+        Reply::stream([
+            sse::text("I'll write it."),
+            sse::tool_use(
+                "toolu_1",
+                "write_file",
+                json!({"path": target.display().to_string(), "content": "hello from the wall\n"}),
+            ),
+            sse::stop("tool_use"),
+        ]),
+        Reply::stream([sse::text("Done."), sse::stop("end_turn")]),
+    ]
+}
+
+fn helpers() -> Helpers {
+    Helpers {
+        tool_runner: test_support::binaries::tool_runner(),
+        paddock_wall: test_support::binaries::paddock_wall(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_library_turn_writes_through_the_local_wall_and_the_chain_verifies() {
+    let state = tempfile::tempdir().unwrap();
+    let paths = Paths {
+        config_dir: state.path().join("config"),
+        state_dir: state.path().join("state"),
+    };
+    std::fs::create_dir_all(&paths.state_dir).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let work = work.path().canonicalize().unwrap();
+    let target = work.join("hello.txt");
+    let server = FakeModelServer::start().await.unwrap();
+    for reply in write_reply(&target) {
+        server.push(reply);
+    }
+
+    let config = MachineConfig::from_texts(None).unwrap();
+    assert_eq!(
+        config.provider,
+        ProviderKind::Local,
+        "local is the default wall"
+    );
+    let provider = host::provider(ProviderKind::Local, &config, &paths, &helpers()).unwrap();
+    let mut audit = AuditStore::open(paths.audit_db()).unwrap();
+    audit.register_secret(KEY).unwrap();
+    let bus = EventBus::new(Arc::new(AuditSink::new(audit, ProviderKind::Local)), 4096);
+    let mut events = bus.subscribe();
+    let client = ClientConfig::new(server.anthropic_base_url(), Some(ApiKey::new(KEY).unwrap()));
+    let deps = SessionDeps {
+        model: model_client::connect(Vendor::Anthropic, &client).unwrap(),
+        provider,
+        store: Arc::new(InMemorySessionStore::new()),
+        bus,
+        tools: ToolRegistry::sandbox_tools(),
+        config: AgentConfig::new("claude-test"),
+    };
+    let settings = SessionSettings {
+        folders: vec![FolderGrant {
+            path: work.display().to_string(),
+            access: FolderAccess::ReadWrite,
+        }],
+        cwd: None,
+        network_profile: NetworkProfileName::Strict,
+        extra_hosts: vec![],
+        credentials: vec![],
+        model: None,
+        approval_mode: ApprovalMode::Ask,
+    };
+    let session = Session::start(deps, settings).await.unwrap();
+    session
+        .submit(Op::UserTurn {
+            text: "write hello.txt".into(),
+        })
+        .unwrap();
+    let mut finished = None;
+    let mut enforcement = None;
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(120), events.recv())
+            .await
+            .expect("an event in time")
+            .unwrap();
+        match &event.msg {
+            EventMsg::ToolCallAwaitingApproval { call_id, .. } => {
+                assert!(!target.exists());
+                session
+                    .submit(Op::Approval {
+                        call_id: call_id.clone(),
+                        decision: ApprovalDecision::Approve {
+                            scope: ApprovalScope::Once,
+                        },
+                    })
+                    .unwrap();
+            }
+            EventMsg::ToolCallFinished {
+                enforcement: level, ..
+            } => enforcement = Some(*level),
+            EventMsg::SandboxRefused { reason, .. } => {
+                panic!("the local wall was refused: {reason}")
+            }
+            EventMsg::TurnFinished { stop_reason, .. } => {
+                finished = Some(*stop_reason);
+                session.submit(Op::Close).unwrap();
+            }
+            EventMsg::SessionClosed => break,
+            _ => {}
+        }
+    }
+    session.closed().await;
+    assert_eq!(finished, Some(protocol::TurnStopReason::EndTurn));
+    assert_eq!(enforcement, Some(EnforcementLevel::Local));
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "hello from the wall\n"
+    );
+
+    let audit = AuditStore::open(paths.audit_db()).unwrap();
+    let report = audit.verify().unwrap();
+    assert!(report.is_intact(), "{report:?}");
+    let mut rows = audit
+        .query(&Query {
+            limit: 1000,
+            ..Query::default()
+        })
+        .unwrap()
+        .events;
+    rows.sort_by_key(|r| r.seq);
+    let kinds: Vec<&AuditRecord> = rows.iter().map(|r| &r.record).collect();
+    assert!(
+        matches!(kinds[0], AuditRecord::Session(_)),
+        "{:?}",
+        kinds[0]
+    );
+    assert!(kinds.iter().any(|r| matches!(r, AuditRecord::Attestation(a) if a.enforcement == EnforcementLevel::Local && a.passed())));
+    let calls: Vec<(CallStatus, EnforcementLevel)> = kinds
+        .iter()
+        .filter_map(|r| match r {
+            AuditRecord::ToolCall(c) => Some((c.status, c.enforcement)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            (CallStatus::Started, EnforcementLevel::Local),
+            (CallStatus::Finished, EnforcementLevel::Local)
+        ]
+    );
+    let everything = serde_json::to_string(&rows).unwrap();
+    assert!(
+        !everything.contains(KEY),
+        "the model key must never reach the audit trail"
+    );
+}
+
+/// The environment of a `paddock` subprocess: its own config, state and home.
+struct Machine {
+    root: tempfile::TempDir,
+}
+
+impl Machine {
+    fn new(config: &str) -> Self {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("config/paddock")).unwrap();
+        std::fs::create_dir_all(root.path().join("home")).unwrap();
+        std::fs::write(root.path().join("config/paddock/config.toml"), config).unwrap();
+        Self { root }
+    }
+
+    fn command(&self, args: &[&str]) -> tokio::process::Command {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_paddock"));
+        command
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.root.path().join("home"))
+            .env("XDG_CONFIG_HOME", self.root.path().join("config"))
+            .env("XDG_STATE_HOME", self.root.path().join("state"))
+            .env("ANTHROPIC_API_KEY", KEY)
+            .env("PADDOCK_TOOL_RUNNER", test_support::binaries::tool_runner())
+            .env("PADDOCK_WALL", test_support::binaries::paddock_wall())
+            .stdin(Stdio::null())
+            .kill_on_drop(true);
+        command
+    }
+
+    async fn run(&self, args: &[&str]) -> (i32, String, String) {
+        let output = tokio::time::timeout(Duration::from_secs(180), self.command(args).output())
+            .await
+            .expect("paddock finished in time")
+            .unwrap();
+        (
+            output.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    }
+}
+
+fn model_config(server: &FakeModelServer) -> String {
+    format!(
+        "[models]\nprovider = \"anthropic\"\nmodel = \"claude-test\"\nbase_url = \"{}\"\nkey_store = \"env\"\n",
+        server.anthropic_base_url()
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_paddock_binary_runs_a_task_through_the_local_wall() {
+    let server = FakeModelServer::start().await.unwrap();
+    let machine = Machine::new(&model_config(&server));
+    let work = tempfile::tempdir().unwrap();
+    let work = work.path().canonicalize().unwrap();
+    let target = work.join("hello.txt");
+    for reply in write_reply(&target) {
+        server.push(reply);
+    }
+    let folder = work.display().to_string();
+    let (code, stdout, stderr) = machine
+        .run(&[
+            "run",
+            "write hello.txt",
+            "--folder",
+            &folder,
+            "--approve-all",
+            "--json",
+        ])
+        .await;
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "hello from the wall\n"
+    );
+
+    let events: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect();
+    let finished = events
+        .iter()
+        .find(|e| e["msg"]["type"] == "tool_call_finished")
+        .unwrap();
+    assert_eq!(finished["msg"]["enforcement"], "local");
+    assert_eq!(finished["msg"]["status"], "ok");
+    assert!(events.iter().any(|e| e["msg"]["type"] == "sandbox_ready"));
+    let record_line = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("run record: "))
+        .unwrap();
+    let recorded = std::fs::read_to_string(Path::new(record_line).join("events.jsonl")).unwrap();
+    assert_eq!(
+        recorded.lines().count(),
+        events.len(),
+        "events.jsonl holds every event"
+    );
+    assert!(!stdout.contains(KEY) && !stderr.contains(KEY) && !recorded.contains(KEY));
+
+    let (code, stdout, _) = machine.run(&["audit", "verify"]).await;
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.starts_with("intact:"), "{stdout}");
+    let (code, exported, _) = machine.run(&["audit", "export", "--format", "jsonl"]).await;
+    assert_eq!(code, 0);
+    assert!(
+        exported.contains("\"tool_call\"") && exported.contains("write_file"),
+        "{exported}"
+    );
+    assert!(!exported.contains(KEY));
+    let (code, ocsf, _) = machine.run(&["audit", "export", "--format", "ocsf"]).await;
+    assert_eq!(code, 0);
+    assert!(!ocsf.trim().is_empty());
+    let (code, listed, _) = machine.run(&["audit", "list"]).await;
+    assert_eq!(code, 0);
+    assert!(
+        listed.contains("tool_call toolu_1 write_file started [local]"),
+        "{listed}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_terminal_prompts_are_refused_and_nothing_runs() {
+    let server = FakeModelServer::start().await.unwrap();
+    let machine = Machine::new(&model_config(&server));
+    let work = tempfile::tempdir().unwrap();
+    let work = work.path().canonicalize().unwrap();
+    let target = work.join("hello.txt");
+    server.push(write_reply(&target)[0].clone());
+    server.push(Reply::stream([
+        sse::text("OK, not writing."),
+        sse::stop("end_turn"),
+    ]));
+    let folder = work.display().to_string();
+    let (_, stdout, stderr) = machine
+        .run(&["run", "write hello.txt", "--folder", &folder])
+        .await;
+    assert!(!target.exists(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(stdout.contains("denied: nobody can answer"), "{stdout}");
+    let second = &server.requests()[1].body;
+    assert!(
+        second.to_string().contains("stdin is not a terminal"),
+        "the model is told why"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_machine_config_is_refused_naming_file_and_key() {
+    let machine = Machine::new("[sandbox]\nprovider = \"docker\"\n");
+    let (code, _, stderr) = machine.run(&["machine", "sandbox", "status"]).await;
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("config.toml") && stderr.contains("sandbox.provider"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("docker"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sandbox_status_and_setup() {
+    let machine = Machine::new("");
+    let (code, stdout, stderr) = machine
+        .run(&["machine", "sandbox", "status", "--json"])
+        .await;
+    let status: Value =
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout} {stderr}"));
+    assert_eq!(status["provider"], "local");
+    let ready = status["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["ok"] == true);
+    assert_eq!(code, if ready { 0 } else { 1 });
+
+    // A provider whose runner is missing is not ready: exit code 1 and the fix is named.
+    let mut command = machine.command(&["machine", "sandbox", "status", "--provider", "direct"]);
+    command.env("PADDOCK_TOOL_RUNNER", "/nonexistent/tool-runner");
+    let output = command.output().await.unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("FAIL") && text.contains("fix:"), "{text}");
+
+    // Setup refuses to change anything without a terminal or --yes ...
+    let (code, stdout, _) = machine
+        .run(&["machine", "sandbox", "setup", "--provider", "direct"])
+        .await;
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("set [sandbox] provider = \"direct\""),
+        "{stdout}"
+    );
+    let config_file = machine.root.path().join("config/paddock/config.toml");
+    assert_eq!(std::fs::read_to_string(&config_file).unwrap(), "");
+    // ... and with --yes writes only the provider, keeping a backup.
+    let (code, stdout, _) = machine
+        .run(&[
+            "machine",
+            "sandbox",
+            "setup",
+            "--provider",
+            "direct",
+            "--yes",
+        ])
+        .await;
+    assert_eq!(code, 0, "{stdout}");
+    let written = std::fs::read_to_string(&config_file).unwrap();
+    assert_eq!(written.trim(), "[sandbox]\nprovider = \"direct\"");
+    assert!(config_file.with_extension("toml.bak").exists());
+    let (_, stdout, _) = machine
+        .run(&["machine", "sandbox", "status", "--json"])
+        .await;
+    let status: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(status["provider"], "direct");
+}
