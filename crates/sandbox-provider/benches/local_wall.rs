@@ -35,18 +35,31 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-async fn time_starts(provider: &dyn SandboxProvider, request: &SandboxRequest) -> Vec<Duration> {
-    let mut samples = Vec::new();
+/// Starts (and closes) a sandbox of each provider in turn, so that load from other processes
+/// on the machine falls on both sides alike.
+async fn time_starts(
+    direct: &dyn SandboxProvider,
+    local: &dyn SandboxProvider,
+    request: &SandboxRequest,
+) -> (Vec<Duration>, Vec<Duration>) {
+    let (mut d, mut l) = (Vec::new(), Vec::new());
     for _ in 0..STARTS {
-        let started = Instant::now();
-        let sandbox = provider.start(request, &|_| {}).await.unwrap();
-        samples.push(started.elapsed());
-        sandbox.close().await.unwrap();
+        for (provider, samples) in [(direct, &mut d), (local, &mut l)] {
+            let started = Instant::now();
+            let sandbox = provider.start(request, &|_| {}).await.unwrap();
+            samples.push(started.elapsed());
+            sandbox.close().await.unwrap();
+        }
     }
-    samples
+    (d, l)
 }
 
-async fn time_reads(sandbox: &dyn Sandbox, path: &str) -> Vec<Duration> {
+/// Times one small read on each sandbox in turn, `CALLS` times.
+async fn time_reads(
+    direct: &dyn Sandbox,
+    local: &dyn Sandbox,
+    path: &str,
+) -> (Vec<Duration>, Vec<Duration>) {
     let cancel = CancellationToken::new();
     let call = || {
         ToolRequest::ReadFile(ReadFile {
@@ -56,15 +69,18 @@ async fn time_reads(sandbox: &dyn Sandbox, path: &str) -> Vec<Duration> {
         })
     };
     for _ in 0..100 {
-        sandbox.call(call(), None, &cancel).await.result.unwrap();
+        direct.call(call(), None, &cancel).await.result.unwrap();
+        local.call(call(), None, &cancel).await.result.unwrap();
     }
-    let mut samples = Vec::with_capacity(CALLS);
+    let (mut d, mut l) = (Vec::with_capacity(CALLS), Vec::with_capacity(CALLS));
     for _ in 0..CALLS {
-        let started = Instant::now();
-        sandbox.call(call(), None, &cancel).await.result.unwrap();
-        samples.push(started.elapsed());
+        for (sandbox, samples) in [(direct, &mut d), (local, &mut l)] {
+            let started = Instant::now();
+            sandbox.call(call(), None, &cancel).await.result.unwrap();
+            samples.push(started.elapsed());
+        }
     }
-    samples
+    (d, l)
 }
 
 fn main() {
@@ -100,8 +116,7 @@ fn main() {
         ));
         let direct = DirectProvider::new(runner);
 
-        let mut direct_starts = time_starts(&direct, &request).await;
-        let mut local_starts = time_starts(&local, &request).await;
+        let (mut direct_starts, mut local_starts) = time_starts(&direct, &local, &request).await;
         let (d50, l50) = (
             percentile(&mut direct_starts, 0.5),
             percentile(&mut local_starts, 0.5),
@@ -123,8 +138,8 @@ fn main() {
         let path = file.display().to_string();
         let direct_sandbox = direct.start(&request, &|_| {}).await.unwrap();
         let local_sandbox = local.start(&request, &|_| {}).await.unwrap();
-        let mut direct_reads = time_reads(direct_sandbox.as_ref(), &path).await;
-        let mut local_reads = time_reads(local_sandbox.as_ref(), &path).await;
+        let (mut direct_reads, mut local_reads) =
+            time_reads(direct_sandbox.as_ref(), local_sandbox.as_ref(), &path).await;
         let (d, l) = (
             percentile(&mut direct_reads, 0.5),
             percentile(&mut local_reads, 0.5),

@@ -48,3 +48,45 @@ async fn starts_attests_and_cleans_up() {
         "hello\n"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_canary_refuses_the_session() {
+    let w = world();
+    // A machine whose "home" is a folder every wall mounts: the home canary must fail.
+    let mut config = w.provider.config().clone();
+    config.user_home = "/usr".into();
+    let provider = sandbox_provider::local::LocalProvider::new(config.clone());
+    let err = provider
+        .start_local(&w.request(&[]), &|_| {})
+        .await
+        .err()
+        .unwrap();
+    let message = err.to_string();
+    assert!(
+        matches!(
+            err,
+            sandbox_provider::ProviderError::AttestationFailed { .. }
+        ),
+        "{message}"
+    );
+    assert!(message.contains("home_absent"), "{message}");
+    let left = std::fs::read_dir(&config.state_dir).unwrap().count();
+    assert_eq!(left, 0, "a refused wall left its folder");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn orphaned_wall_folders_are_reaped() {
+    use sandbox_provider::SandboxProvider;
+    let w = world();
+    let state = w.provider.config().state_dir.clone();
+    // pid 0 never names a live Paddock process.
+    let orphan = state.join("wall-0-old-session-0");
+    std::fs::create_dir_all(orphan.join("home/.ssh")).unwrap();
+    std::fs::write(orphan.join("home/.ssh/id_ed25519"), "stale copy").unwrap();
+    let live = w.start().await;
+    let reaped = w.provider.reap_orphans().await.unwrap();
+    assert_eq!(reaped, ["wall-0-old-session-0"]);
+    assert!(!orphan.exists());
+    assert!(live.host_dir().exists(), "a live wall was reaped");
+    live.close().await.unwrap();
+}

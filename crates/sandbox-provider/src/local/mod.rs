@@ -317,6 +317,8 @@ impl LocalProvider {
 
         let denials = DenialLog::default();
         let stop_proxy = CancellationToken::new();
+        // Stops the proxy if the start fails anywhere below.
+        let proxy_guard = stop_proxy.clone().drop_guard();
         let proxy_config = ProxyConfig {
             policy: policy.clone(),
             resolver: c.resolver.clone(),
@@ -429,6 +431,7 @@ impl LocalProvider {
         .await;
         match attested {
             Ok(attestation) => {
+                proxy_guard.disarm();
                 sandbox.attestation = attestation;
                 Ok(Arc::new(sandbox))
             }
