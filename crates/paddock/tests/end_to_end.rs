@@ -401,3 +401,52 @@ async fn sandbox_status_and_setup() {
     let status: Value = serde_json::from_str(stdout.trim()).unwrap();
     assert_eq!(status["provider"], "direct");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_connection_reaches_the_model_in_the_providers_words() {
+    let server = FakeModelServer::start().await.unwrap();
+    let machine = Machine::new(&model_config(&server));
+    let work = tempfile::tempdir().unwrap();
+    let work = work.path().canonicalize().unwrap();
+    server.push(Reply::stream([
+        sse::tool_use(
+            "toolu_net",
+            "run_bash",
+            json!({"command": "curl -sS --max-time 10 https://blocked.example.invalid/ || true"}),
+        ),
+        sse::stop("tool_use"),
+    ]));
+    server.push(Reply::stream([
+        sse::text("Blocked."),
+        sse::stop("end_turn"),
+    ]));
+    let folder = work.display().to_string();
+    let (code, stdout, stderr) = machine
+        .run(&[
+            "run",
+            "fetch it",
+            "--folder",
+            &folder,
+            "--approve-all",
+            "--json",
+        ])
+        .await;
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let finished: Value = stdout
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .find(|e| e["msg"]["type"] == "tool_call_finished")
+        .unwrap();
+    let denials = finished["msg"]["network_denials"].as_array().unwrap();
+    assert!(!denials.is_empty(), "{finished}");
+    assert_eq!(denials[0]["host"], "blocked.example.invalid");
+    let notice = format!(
+        "[blocked by the sandbox's network policy: blocked.example.invalid:{}. This is not a network fault; ask the user to allow it.]",
+        denials[0]["port"]
+    );
+    let results = server.requests()[1].body.to_string();
+    assert!(results.contains(&notice), "{results}");
+
+    let (_, exported, _) = machine.run(&["audit", "export", "--format", "jsonl"]).await;
+    assert!(exported.contains("network_denial"), "{exported}");
+}
