@@ -2,6 +2,12 @@
 //! wired for their tools; disabled ones are absent; the real files are never changed; the
 //! copies are gone after close.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed set-up step fails the test"
+)]
+
 mod support;
 
 use std::io::{Read, Write};

@@ -1,6 +1,12 @@
 //! Escape suite, filesystem and processes: attacks run through the real tool-runner inside the
 //! local wall, each asserting the refusal. Needs bubblewrap, python3 and a Landlock kernel.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed set-up step fails the test"
+)]
+
 mod support;
 
 use sandbox_provider::Sandbox;

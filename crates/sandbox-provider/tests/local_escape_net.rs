@@ -2,6 +2,12 @@
 //! allow-list does not name. Attacks run through the real tool-runner inside the local wall;
 //! servers and sockets are the test's own, on this machine only.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed set-up step fails the test"
+)]
+
 mod support;
 
 use std::io::{Read, Write};

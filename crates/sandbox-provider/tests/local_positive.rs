@@ -1,6 +1,12 @@
 //! What the local wall must still allow: allowed hosts through the proxy, read-only grants for
 //! reading, the same file-tool answers as direct mode, and files owned by the folder's owner.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed set-up step fails the test"
+)]
+
 mod support;
 
 use std::io::{Read, Write};

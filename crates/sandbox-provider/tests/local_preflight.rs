@@ -1,6 +1,12 @@
 //! Preflight: each missing piece of the machine refuses the session with the exact fix, and
 //! never falls back to running without a wall. The probes are simulated; the rest is real.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed set-up step fails the test"
+)]
+
 mod support;
 
 use std::path::Path;
@@ -70,9 +76,8 @@ async fn assert_refused(machine: SimulatedMachine, check: &str, fix: &str) {
         .map(|c| c.name.as_str())
         .collect();
     assert_eq!(failed, [check], "{status:#?}");
-    let err = match provider.start(&w.request(&[]), &|_| {}).await {
-        Ok(_) => panic!("a session started on a machine without {check}"),
-        Err(e) => e,
+    let Err(err) = provider.start(&w.request(&[]), &|_| {}).await else {
+        panic!("a session started on a machine without {check}")
     };
     assert!(matches!(err, ProviderError::Unavailable { .. }), "{err:?}");
     let message = err.to_string();

@@ -1,6 +1,12 @@
 //! The local wall end to end: it starts, attests itself from inside, serves calls, and leaves
 //! nothing behind.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed set-up step fails the test"
+)]
+
 mod support;
 
 use sandbox_provider::Sandbox;
@@ -39,6 +45,14 @@ async fn starts_attests_and_cleans_up() {
     }
     let r = bash(sandbox.as_ref(), "id -u; pwd; echo hello > note.txt").await;
     assert_eq!(r.exit_code, Some(0), "{}", stderr(&r));
+    // What tools need from the system is there: certificates, name files, an interpreter.
+    let r = bash(
+        sandbox.as_ref(),
+        "test -r /etc/ssl/certs/ca-certificates.crt && cat /etc/hosts > /dev/null && \
+         python3 -c 'import ssl; ssl.create_default_context(); print(\"tls ok\")'",
+    )
+    .await;
+    assert_eq!(stdout(&r), "tls ok\n", "{}", stderr(&r));
     let dir = sandbox.host_dir().to_path_buf();
     assert!(dir.is_dir());
     sandbox.close().await.unwrap();

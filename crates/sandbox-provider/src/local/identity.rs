@@ -108,3 +108,66 @@ impl Identity {
             })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::MetadataExt;
+
+    use protocol::{FolderGrant, NetworkProfileName};
+
+    use super::*;
+
+    fn request(path: &Path) -> SandboxRequest {
+        SandboxRequest {
+            session_id: "s".into(),
+            folders: vec![FolderGrant {
+                path: path.display().to_string(),
+                access: FolderAccess::ReadWrite,
+            }],
+            cwd: path.display().to_string(),
+            network_profile: NetworkProfileName::Strict,
+            extra_hosts: Vec::new(),
+            credentials: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_user_stays_that_user() {
+        let dir = tempfile::tempdir().unwrap();
+        let id = choose(&request(dir.path()), 1234, 1234).unwrap();
+        assert_eq!((id.drop_to, id.host_uid, id.uid), (None, 1234, 1234));
+    }
+
+    #[test]
+    fn root_becomes_the_folders_owner_or_an_unprivileged_uid() {
+        let dir = tempfile::tempdir().unwrap();
+        let owner = std::fs::metadata(dir.path()).unwrap();
+        let id = choose(&request(dir.path()), 0, 0).unwrap();
+        if owner.uid() == 0 {
+            assert_eq!(
+                (id.drop_to, id.host_uid, id.uid),
+                (None, 0, UNPRIVILEGED_ID)
+            );
+        } else {
+            assert_eq!(id.drop_to, Some((owner.uid(), owner.gid())));
+            assert_eq!(id.uid, owner.uid());
+        }
+        assert_ne!(id.uid, 0, "never root inside");
+    }
+
+    #[test]
+    fn passwd_names_the_private_home() {
+        let id = Identity {
+            drop_to: None,
+            host_uid: 0,
+            host_gid: 0,
+            uid: 1000,
+            gid: 1000,
+        };
+        assert!(
+            id.passwd("/home/paddock")
+                .contains("paddock:x:1000:1000:Paddock sandbox:/home/paddock:/bin/bash")
+        );
+        assert!(id.group().contains("paddock:x:1000:"));
+    }
+}

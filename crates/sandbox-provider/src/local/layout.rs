@@ -49,13 +49,13 @@ pub fn etc_entry_is_secret(name: &str) -> bool {
         "gshadow-",
         "sudoers",
         "sudoers.d",
-        "passwd",
         "passwd-",
-        "group",
         "group-",
+        "subuid-",
+        "subgid-",
         "krb5.keytab",
         "security",
-        "ssl",
+        "opasswd",
     ];
     NAMES.contains(&name) || name.starts_with(".pwd.lock")
 }
@@ -375,3 +375,7 @@ pub fn hash_parts(rendered: &Rendered, proxy_rules: &str, dirs: &HostDirs) -> Ve
         proxy_rules.to_owned(),
     ]
 }
+
+#[cfg(test)]
+#[path = "layout_tests.rs"]
+mod tests;

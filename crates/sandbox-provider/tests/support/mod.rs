@@ -2,6 +2,10 @@
 //! bubblewrap and kernel, with a fixed allow-list and a resolver map of test names.
 
 #![allow(dead_code, reason = "each test file uses part of the support module")]
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed set-up step fails the test"
+)]
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
