@@ -415,6 +415,10 @@ impl Actor {
                 .await;
         }
         self.shared.events.emit_logged(None, event).await;
+        if let Err(e) = self.shared.persist_messages().await {
+            self.error(ErrorCode::PersistenceFailed, e.to_string())
+                .await;
+        }
         if !self.shared.slot.is_live().await {
             return;
         }
@@ -458,6 +462,9 @@ impl Actor {
             .events
             .emit_logged(None, EventMsg::SessionClosed)
             .await;
+        if let Err(e) = self.shared.persist_messages().await {
+            tracing::warn!(session = %self.shared.id, "saving the session at close failed: {e}");
+        }
     }
 }
 

@@ -75,6 +75,8 @@ pub(crate) async fn run_turn(shared: Arc<Shared>, text: String, cancel: Cancella
             EventMsg::TurnFinished { stop_reason, steps },
         )
         .await;
+    // Saves the event number too, so a resumed session continues after `turn_finished`.
+    persist_or_warn(&shared, None).await;
 }
 
 async fn turn_body(

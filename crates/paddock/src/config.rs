@@ -45,7 +45,7 @@ struct RawSandbox {
 #[serde(deny_unknown_fields)]
 struct RawCredential {
     name: String,
-    env: String,
+    source: String,
     hosts: Vec<String>,
 }
 
@@ -72,13 +72,24 @@ struct RawApprovals {
     mode: Option<String>,
 }
 
-/// A credential a session may use in its sandbox without reading it. The value is read from
-/// `env` when a session enables the entry; it is never stored in a config file.
+/// A custom credential-share entry: files from the user's home copied into a sandbox whose
+/// session enables the entry by name, with the hosts its tools need. The config names the
+/// files; it never holds a secret.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CredentialEntry {
     pub name: String,
-    pub env: String,
+    /// A folder or file relative to the home folder (e.g. `.config/mytool`).
+    pub source: String,
     pub hosts: Vec<String>,
+}
+
+impl CredentialEntry {
+    /// The entry as the walls take it.
+    pub fn to_policy(&self) -> Result<sandbox_policy::CredentialEntry, String> {
+        let hosts: Vec<&str> = self.hosts.iter().map(String::as_str).collect();
+        sandbox_policy::CredentialEntry::custom(&self.name, &self.source, &hosts)
+            .map_err(|e| e.to_string())
+    }
 }
 
 /// The model settings.
@@ -338,19 +349,6 @@ impl MachineConfig {
                         "must not be empty",
                     ));
                 }
-                if entry.env.is_empty()
-                    || !entry
-                        .env
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '_')
-                {
-                    return Err(error(
-                        &layer.file,
-                        &format!("{key}.env"),
-                        "must name an environment variable (letters, digits, `_`); the value \
-                         itself never goes in a config file",
-                    ));
-                }
                 if entry.hosts.is_empty() {
                     return Err(error(
                         &layer.file,
@@ -371,11 +369,15 @@ impl MachineConfig {
                         format!("`{}` is defined twice", entry.name),
                     ));
                 }
-                credentials.push(CredentialEntry {
+                let checked = CredentialEntry {
                     name: entry.name,
-                    env: entry.env,
+                    source: entry.source,
                     hosts: entry.hosts,
-                });
+                };
+                checked
+                    .to_policy()
+                    .map_err(|p| error(&layer.file, &key, p))?;
+                credentials.push(checked);
             }
         }
 

@@ -93,19 +93,26 @@ fn openshell_without_a_gateway_is_refused() {
 }
 
 #[test]
-fn credential_entries_name_variables_not_values() {
+fn credential_entries_name_files_not_secrets() {
     let config = load(
-        "[[sandbox_credentials]]\nname = \"github\"\nenv = \"GITHUB_TOKEN\"\nhosts = [\"github.com\"]\n",
+        "[[sandbox_credentials]]\nname = \"mytool\"\nsource = \".config/mytool\"\nhosts = [\"api.example.com\"]\n",
     )
     .unwrap();
-    assert_eq!(config.credentials[0].env, "GITHUB_TOKEN");
+    assert_eq!(config.credentials[0].source, ".config/mytool");
+    assert_eq!(config.credentials[0].to_policy().unwrap().name, "mytool");
     let err = load(
-        "[[sandbox_credentials]]\nname = \"github\"\nenv = \"ghp_abc123 value\"\nhosts = [\"github.com\"]\n",
+        "[[sandbox_credentials]]\nname = \"escape\"\nsource = \"../../etc\"\nhosts = [\"a.example\"]\n",
     )
     .unwrap_err();
-    assert_eq!(err.key, "sandbox_credentials[0].env");
-    let err = load("[[sandbox_credentials]]\nname = \"x\"\nenv = \"X\"\nhosts = []\n").unwrap_err();
+    assert_eq!(err.key, "sandbox_credentials[0]");
+    let err =
+        load("[[sandbox_credentials]]\nname = \"x\"\nsource = \".x\"\nhosts = []\n").unwrap_err();
     assert_eq!(err.key, "sandbox_credentials[0].hosts");
+    let err = load(
+        "[[sandbox_credentials]]\nname = \"x\"\nsource = \".x\"\nhosts = [\"a.example\"]\nvalue = \"ghp_secret\"\n",
+    )
+    .unwrap_err();
+    assert!(!err.to_string().contains("ghp_secret"), "{err}");
 }
 
 #[test]

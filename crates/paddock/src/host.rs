@@ -79,13 +79,27 @@ pub fn provider(
         ProviderKind::Local => {
             let policy = AllowListSource::builtin()
                 .map_err(|e| anyhow::anyhow!("the built-in network profiles: {e}"))?;
-            Arc::new(LocalProvider::new(LocalConfig::new(
+            let mut credentials = Vec::new();
+            for name in policy.data.credential_names() {
+                credentials.push(
+                    policy
+                        .data
+                        .credential(&name)
+                        .map_err(|e| anyhow::anyhow!("built-in credential entry `{name}`: {e}"))?,
+                );
+            }
+            for entry in &config.credentials {
+                credentials.push(entry.to_policy().map_err(anyhow::Error::msg)?);
+            }
+            let mut local = LocalConfig::new(
                 runner,
                 helpers.paddock_wall.clone(),
                 paths.state_dir.join("walls"),
                 home(),
                 Arc::new(policy),
-            )))
+            );
+            local.credentials = credentials;
+            Arc::new(LocalProvider::new(local))
         }
         ProviderKind::Openshell => {
             let Some(image) = config.openshell_image.clone() else {

@@ -73,6 +73,10 @@ enum Command {
         /// A host the sandbox may reach beyond its profile (`host` or `host:port`). Repeatable.
         #[arg(long = "allow-host", value_name = "HOST")]
         allow_hosts: Vec<String>,
+        /// Enable a credential-share entry (`ssh`, `gh`, … or a custom one) in the sandbox.
+        /// Repeatable; all are off by default.
+        #[arg(long = "credential", value_name = "NAME")]
+        credentials: Vec<String>,
         /// Print events as JSON Lines instead of text.
         #[arg(long)]
         json: bool,
@@ -201,6 +205,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             approval_mode,
             provider,
             allow_hosts,
+            credentials,
             json,
             approve_all,
             deny_prompts,
@@ -220,6 +225,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
                 approval_mode,
                 provider: provider.map(|p| ProviderKind::from(p).as_str().to_owned()),
                 extra_hosts: allow_hosts,
+                credentials,
                 json,
                 prompts,
                 max_steps,

@@ -39,6 +39,8 @@ pub struct RunOptions {
     pub approval_mode: Option<String>,
     pub provider: Option<String>,
     pub extra_hosts: Vec<String>,
+    /// Credential-share entries to enable, by name.
+    pub credentials: Vec<String>,
     pub json: bool,
     pub prompts: Prompts,
     pub max_steps: Option<u32>,
@@ -229,7 +231,7 @@ pub async fn run(
         cwd: None,
         network_profile: config.network_profile,
         extra_hosts,
-        credentials: Vec::new(),
+        credentials: options.credentials.clone(),
         model: options.model.clone(),
         approval_mode,
     };

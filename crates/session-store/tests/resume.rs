@@ -124,9 +124,11 @@ async fn a_session_resumes_after_a_restart_with_its_history_grants_and_approvals
         until(&mut events, |m| matches!(m, EventMsg::FolderGranted { .. })).await;
         let id = session.id().to_owned();
         session.submit(Op::Close).unwrap();
+        let closed = until(&mut events, |m| matches!(m, EventMsg::SessionClosed)).await;
         session.closed().await;
-        id
+        (id, closed.last().unwrap().seq)
     };
+    let (session_id, last_seq) = session_id;
     assert!(folder.join("made").exists());
 
     // Second process: reopen from the file and go on.
@@ -156,7 +158,7 @@ async fn a_session_resumes_after_a_restart_with_its_history_grants_and_approvals
     };
     assert!(resumed);
     assert_eq!(settings.folders.len(), 2, "the grant survived");
-    assert!(created[0].seq > 1, "event numbers continue");
+    assert_eq!(created[0].seq, last_seq + 1, "event numbers continue");
 
     session
         .submit(Op::UserTurn {
