@@ -378,3 +378,49 @@ async fn a_kept_sandbox_survives_close_and_a_folder_change_recreates_it() {
     recreated.close().await.unwrap();
     assert_eq!(h.double.phase(&name), None);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_ready_is_awaited_with_progress_and_exec_before_it_is_refused_as_not_ready() {
+    let h = Harness::start(Auth::Mtls).await;
+    h.double.set_ready_delay(Duration::from_millis(1500));
+    let provider = h.provider();
+    let request = h.request(false);
+    let name = sandbox_policy::sandbox_name(&request.session_id);
+    let (lines, sink) = progress_log();
+    let starting = {
+        let (provider, request) = (provider.clone(), request.clone());
+        tokio::spawn(async move { provider.start(&request, &sink).await })
+    };
+    for _ in 0..200 {
+        if h.double.phase(&name) == Some(SandboxPhase::Provisioning) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(h.double.phase(&name), Some(SandboxPhase::Provisioning));
+    let gateway = provider.gateway().await.unwrap();
+    let early = gateway
+        .exec(
+            &name,
+            &ExecSpec {
+                argv: vec!["true".into()],
+                timeout: Duration::from_secs(5),
+                ..ExecSpec::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(early, sandbox_provider::openshell::GatewayError::Precondition(ref why) if why.contains("not ready")),
+        "{early:?}"
+    );
+    let sandbox = starting.await.unwrap().unwrap();
+    let lines = lines.lock().unwrap().clone();
+    let provisioning = lines
+        .iter()
+        .position(|l| l.contains(": provisioning"))
+        .unwrap();
+    let ready = lines.iter().position(|l| l.contains(": ready")).unwrap();
+    assert!(provisioning < ready, "{lines:?}");
+    sandbox.close().await.unwrap();
+}
