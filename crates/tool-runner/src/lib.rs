@@ -7,6 +7,7 @@ pub mod build_id;
 pub mod call;
 pub mod client;
 pub mod error;
+pub mod fuzzing;
 pub mod path_guard;
 pub mod search;
 pub mod server;
