@@ -212,3 +212,122 @@ pub fn create_request(
     };
     Ok(Checked { uid, gid, mounts })
 }
+
+#[cfg(test)]
+mod tests {
+    use openshell_proto::prost_types::{ListValue, Value};
+    use openshell_proto::sandbox::{ProcessPolicy, SandboxPolicy};
+    use openshell_proto::v1::{SandboxSpec, SandboxTemplate};
+
+    use super::*;
+
+    fn value(kind: Kind) -> Value {
+        Value { kind: Some(kind) }
+    }
+
+    fn object(fields: &[(&str, Kind)]) -> Struct {
+        Struct {
+            fields: fields
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), value(v.clone())))
+                .collect(),
+        }
+    }
+
+    fn request(name: &str, user: &str, mounts: Option<Vec<Value>>) -> CreateSandboxRequest {
+        let driver_config = mounts.map(|list| {
+            object(&[(
+                "docker",
+                Kind::StructValue(object(&[(
+                    "mounts",
+                    Kind::ListValue(ListValue { values: list }),
+                )])),
+            )])
+        });
+        CreateSandboxRequest {
+            name: name.to_owned(),
+            workspace_scope: Some(openshell_proto::default_workspace()),
+            spec: Some(SandboxSpec {
+                command: vec!["/bin/true".into()],
+                policy: Some(SandboxPolicy {
+                    version: 1,
+                    process: Some(ProcessPolicy {
+                        run_as_user: user.to_owned(),
+                        run_as_group: "1000".into(),
+                    }),
+                    ..SandboxPolicy::default()
+                }),
+                template: Some(SandboxTemplate {
+                    driver_config,
+                    ..SandboxTemplate::default()
+                }),
+                ..SandboxSpec::default()
+            }),
+            ..CreateSandboxRequest::default()
+        }
+    }
+
+    fn config() -> DoubleConfig {
+        DoubleConfig {
+            tls: None,
+            bearer_token: None,
+            allow_driver_config: true,
+            enable_bind_mounts: true,
+            driver: "docker".into(),
+            state_dir: "/nonexistent".into(),
+            wall: "/nonexistent/paddock-wall".into(),
+            bwrap: "/usr/bin/bwrap".into(),
+            hosts: Default::default(),
+        }
+    }
+
+    fn bind(source: &str, target: &str) -> Value {
+        value(Kind::StructValue(object(&[
+            ("type", Kind::StringValue("bind".into())),
+            ("source", Kind::StringValue(source.into())),
+            ("target", Kind::StringValue(target.into())),
+        ])))
+    }
+
+    fn refused(config: &DoubleConfig, request: &CreateSandboxRequest) -> String {
+        create_request(config, request)
+            .unwrap_err()
+            .message()
+            .to_owned()
+    }
+
+    #[test]
+    fn names_workspaces_and_identities_follow_the_gateway_rules() {
+        let ok = create_request(&config(), &request("pd-0123456789abcdef", "1000", None)).unwrap();
+        assert_eq!((ok.uid, ok.gid), (1000, 1000));
+        assert!(refused(&config(), &request("pd-0123456789abcdef0", "1000", None)).contains("19"));
+        assert!(refused(&config(), &request("Upper", "1000", None)).contains("DNS-1123"));
+        assert!(refused(&config(), &request("ok", "0", None)).contains("root"));
+        let mut no_scope = request("ok", "1000", None);
+        no_scope.workspace_scope = None;
+        assert!(refused(&config(), &no_scope).contains("workspace_scope is required"));
+    }
+
+    #[test]
+    fn driver_config_needs_both_opt_ins_and_sane_targets() {
+        let with_mount = request("ok", "1000", Some(vec![bind("/usr", "/usr")]));
+        assert_eq!(
+            create_request(&config(), &with_mount).unwrap().mounts.len(),
+            1
+        );
+        let closed = DoubleConfig {
+            allow_driver_config: false,
+            ..config()
+        };
+        assert!(refused(&closed, &with_mount).contains("allow_driver_config"));
+        let no_binds = DoubleConfig {
+            enable_bind_mounts: false,
+            ..config()
+        };
+        assert!(refused(&no_binds, &with_mount).contains("enable_bind_mounts = true"));
+        let reserved = request("ok", "1000", Some(vec![bind("/usr", "/etc/openshell/x")]));
+        assert!(refused(&config(), &reserved).contains("reserved"));
+        let missing = request("ok", "1000", Some(vec![bind("/nonexistent-source", "/x")]));
+        assert!(refused(&config(), &missing).contains("does not exist"));
+    }
+}
