@@ -48,20 +48,20 @@ pub struct CanaryInput<'a> {
 
 fn probes(input: &CanaryInput<'_>) -> Vec<(String, String)> {
     let q = |p: &str| sh_quote(p);
-    // Shell builtins only (no program is started), so the suite costs a few forks of bash.
+    // Shell builtins only, run in the script's own shell: no process is started or forked.
     let home = q(&input.user_home.display().to_string());
     let mut probes = vec![
         (
             "home".to_owned(),
             format!(
-                "[ -e {home} ] || {{ echo absent; exit 2; }}; shopt -s dotglob nullglob; \
-                 for f in {home}/*; do echo \"${{f##*/}}\"; done"
+                "if [ -e {home} ]; then shopt -s dotglob nullglob; \
+                 for f in {home}/*; do echo \"${{f##*/}}\"; done; else echo absent; false; fi"
             ),
         ),
         (
             "sentinel".to_owned(),
             format!(
-                "exec 3< {} || exit 1; read -r line <&3; echo \"$line\"",
+                "if exec 3< {}; then read -r line <&3; echo \"$line\"; exec 3<&-; else false; fi",
                 q(&input.sentinel.display().to_string())
             ),
         ),
@@ -75,9 +75,9 @@ fn probes(input: &CanaryInput<'_>) -> Vec<(String, String)> {
         (
             "proxy".to_owned(),
             format!(
-                "exec 3<>/dev/tcp/127.0.0.1/{BRIDGE_PORT} && \
+                "if exec 3<>/dev/tcp/127.0.0.1/{BRIDGE_PORT}; then \
                  printf 'CONNECT {CANARY_HOST}:443 HTTP/1.1\\r\\nHost: {CANARY_HOST}:443\\r\\n\\r\\n' >&3 && \
-                 read -r line <&3 && echo \"$line\""
+                 read -r line <&3; ok=$?; echo \"$line\"; exec 3<&-; [ $ok -eq 0 ]; else false; fi"
             ),
         ),
         (
@@ -140,13 +140,13 @@ fn probes(input: &CanaryInput<'_>) -> Vec<(String, String)> {
 /// Ends each probe's output in the script's stdout.
 const END: &str = "__PADDOCK_CANARY_END__";
 
-/// One bash script running every probe; each reports `OBS <name> <exit code>`, its output,
-/// and an end line.
+/// One bash script running every probe in turn; each writes `OBS <name>`, its output, and
+/// `<END> <exit code>`.
 fn script(probes: &[(String, String)]) -> String {
     let mut script = String::from("set +e\n");
     for (name, command) in probes {
         script.push_str(&format!(
-            "out=$( {{ {command} ; }} 2>&1 ); code=$?; printf 'OBS %s %s\\n%s\\n{END}\\n' {name} \"$code\" \"$out\"\n"
+            "echo 'OBS {name}'; {{ {command} ; }} 2>&1; code=$?; printf '\\n{END} %s\\n' \"$code\"\n"
         ));
     }
     script
@@ -163,11 +163,21 @@ fn parse(stdout: &str) -> BTreeMap<String, Observation> {
     let mut observations = BTreeMap::new();
     let mut lines = stdout.lines();
     while let Some(line) = lines.next() {
-        let Some((name, code)) = line.strip_prefix("OBS ").and_then(|r| r.split_once(' ')) else {
+        let Some(name) = line.strip_prefix("OBS ") else {
             continue;
         };
-        let output: Vec<&str> = lines.by_ref().take_while(|l| *l != END).collect();
-        if let Ok(code) = code.trim().parse() {
+        let mut output = Vec::new();
+        let mut code = None;
+        for line in lines.by_ref() {
+            if let Some(rest) = line.strip_prefix(END) {
+                code = rest.trim().parse::<i64>().ok();
+                break;
+            }
+            if !line.is_empty() {
+                output.push(line);
+            }
+        }
+        if let Some(code) = code {
             observations.insert(
                 name.to_owned(),
                 Observation {
