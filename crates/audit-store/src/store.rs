@@ -135,11 +135,10 @@ impl AuditStore {
             )?;
             for event in events {
                 let session_id = self.redactor.redact_text(&event.session_id);
-                let known = self.opened_sessions.contains(&session_id)
-                    || opened_here.contains(&session_id)
-                    || exists.query_row([&session_id], |row| row.get::<_, bool>(0))?;
-                if !known {
-                    if !event.record.opens_session() {
+                if !self.opened_sessions.contains(&session_id) && !opened_here.contains(&session_id)
+                {
+                    let stored = exists.query_row([&session_id], |row| row.get::<_, bool>(0))?;
+                    if !stored && !event.record.opens_session() {
                         return Err(AuditError::SessionNotOpened {
                             session_id,
                             kind: event.record.kind().as_str(),

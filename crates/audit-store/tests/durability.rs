@@ -106,7 +106,11 @@ fn kill_mid_write(durability: &str) {
     let mut killed = false;
     for line in BufReader::new(stdout).lines() {
         let line = line.unwrap();
-        if let Some(rest) = line.strip_prefix("committed ") {
+        // libtest may print `test name ... ` on the same line as the first report.
+        if let Some(rest) = line
+            .find("committed ")
+            .map(|at| &line[at + "committed ".len()..])
+        {
             let (id, status) = rest.split_once(' ').unwrap();
             reported.insert((id.to_string(), status.to_string()));
         }
