@@ -465,3 +465,31 @@ async fn long_output_is_cut_for_the_model_but_kept_for_the_audit() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn the_openai_wire_runs_the_same_turn() {
+    let mut h = Harness::new().await;
+    h.vendor = model_client::Vendor::OpenAiCompatible;
+    h.server.push(Reply::stream([
+        sse::tool_use("call_a", "run_bash", json!({"command": "echo via-openai"})),
+        sse::stop("tool_use"),
+    ]));
+    h.server
+        .push(Reply::stream([sse::text("done"), sse::stop("end_turn")]));
+    let session = h.start(ApprovalMode::Ask).await;
+    h.next().await;
+    let events = h.run_turn(&session, "go").await;
+    assert_eq!(finished(&events), (TurnStopReason::EndTurn, 2));
+    let second = &h.server.requests()[1].body;
+    let tool_message = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap();
+    assert_eq!(tool_message["tool_call_id"], "call_a");
+    assert!(
+        tool_message["content"].to_string().contains("via-openai"),
+        "{tool_message}"
+    );
+}

@@ -107,6 +107,8 @@ pub struct Harness {
     pub folder: tempfile::TempDir,
     pub config: AgentConfig,
     pub runner: PathBuf,
+    /// The wire format the model client speaks (Anthropic unless a test changes it).
+    pub vendor: Vendor,
 }
 
 pub fn settings(folder: &Path, mode: ApprovalMode) -> SessionSettings {
@@ -152,6 +154,7 @@ impl Harness {
             folder,
             config: AgentConfig::new("claude-test"),
             runner,
+            vendor: Vendor::Anthropic,
         }
     }
 
@@ -161,12 +164,13 @@ impl Harness {
     }
 
     pub fn deps(&self) -> SessionDeps {
-        let config = ClientConfig::new(
-            self.server.anthropic_base_url(),
-            Some(ApiKey::new("test-key-not-secret").unwrap()),
-        );
+        let base_url = match self.vendor {
+            Vendor::Anthropic => self.server.anthropic_base_url(),
+            Vendor::OpenAiCompatible => self.server.openai_base_url(),
+        };
+        let config = ClientConfig::new(base_url, Some(ApiKey::new("test-key-not-secret").unwrap()));
         SessionDeps {
-            model: model_client::connect(Vendor::Anthropic, &config).unwrap(),
+            model: model_client::connect(self.vendor, &config).unwrap(),
             provider: self.provider.clone(),
             store: self.store.clone(),
             bus: self.bus.clone(),
