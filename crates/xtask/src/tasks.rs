@@ -64,6 +64,25 @@ pub fn runner() -> Result<PathBuf, String> {
         .join("tool-runner"))
 }
 
+/// Builds the local wall's launcher (debug profile, like the tests) and returns its path.
+fn wall_launcher() -> Result<PathBuf, String> {
+    let mut command = cargo();
+    command.args(["build", "--locked", "--package", "paddock-wall", "--bin", "paddock-wall"]);
+    run(command)?;
+    Ok(root().join("target").join("debug").join("paddock-wall"))
+}
+
+/// The binaries tests and benches start, built once up front and named through environment
+/// variables (`test_support::binaries` reads them), so no test builds anything itself.
+fn test_binaries(command: &mut Command) -> Result<(), String> {
+    let runner = runner()?;
+    let wall = wall_launcher()?;
+    command
+        .env("PADDOCK_TOOL_RUNNER", &runner)
+        .env("PADDOCK_WALL", &wall);
+    Ok(())
+}
+
 /// Set up, build, and start the product on its embedded default.
 pub fn up(args: &[String]) -> Result<(), String> {
     system::ensure_run_packages()?;
@@ -109,12 +128,13 @@ fn ensure_nextest() -> Result<(), String> {
 pub fn test(args: &[String]) -> Result<(), String> {
     system::ensure_test_packages()?;
     ensure_nextest()?;
-    let runner = runner()?;
     let mut nextest = cargo();
     nextest
         .args(["nextest", "run", "--workspace", "--locked", "--profile", "ci"])
         .args(args)
-        .env("PADDOCK_TOOL_RUNNER", &runner);
+        // insta fails on a changed snapshot instead of writing a new one.
+        .env("CI", "true");
+    test_binaries(&mut nextest)?;
     run(nextest)?;
     let mut doc = cargo();
     doc.args(["test", "--workspace", "--locked", "--doc"]);
@@ -128,12 +148,9 @@ pub fn ci() -> Result<(), String> {
 }
 
 pub fn bench(args: &[String]) -> Result<(), String> {
-    let runner = runner()?;
     let mut bench = cargo();
-    bench
-        .args(["bench", "--workspace"])
-        .args(args)
-        .env("PADDOCK_TOOL_RUNNER", &runner);
+    bench.args(["bench", "--workspace"]).args(args);
+    test_binaries(&mut bench)?;
     run(bench)
 }
 
