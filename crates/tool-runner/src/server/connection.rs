@@ -150,15 +150,11 @@ impl OutputSink for CallSink {
         let Some(sender) = sender else {
             return false;
         };
-        sender.send_line(encode_output(&self.id, stream, bytes, encoding))
+        // The fast encoder (no JSON tree, the same bytes), into a recycled buffer.
+        let mut line = sender.buffer();
+        RunnerFrame::encode_output_into(&self.id, stream, bytes, encoding, &mut line);
+        sender.send_line(line)
     }
-}
-
-/// One `output` frame (the fast encoder: no JSON tree, the same bytes).
-pub fn encode_output(id: &str, stream: Stream, bytes: &[u8], encoding: Encoding) -> Vec<u8> {
-    let mut line = Vec::new();
-    RunnerFrame::encode_output_into(id, stream, bytes, encoding, &mut line);
-    line
 }
 
 fn send_outcome(sender: &FrameSender, id: &str, outcome: Result<ToolResult, ToolError>) {

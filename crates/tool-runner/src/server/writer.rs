@@ -3,9 +3,9 @@
 //! which batches bursts (downloads) and keeps single frames prompt.
 
 use std::io::{BufWriter, Write};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::Duration;
 
@@ -13,12 +13,19 @@ use tool_protocol::RunnerFrame;
 
 /// Frames queued before a sender waits for the writer (back-pressure for big downloads).
 const QUEUE_FRAMES: usize = 32;
+/// Written line buffers kept for reuse, so big frames do not fault in fresh pages each time.
+const SPARE_BUFFERS: usize = 8;
+/// Buffers larger than this are not kept.
+const SPARE_CAPACITY: usize = 8 * 1024 * 1024;
+
+type Spares = Arc<Mutex<Vec<Vec<u8>>>>;
 
 /// Sends encoded frames to the connection's writer. Cheap to clone.
 #[derive(Clone)]
 pub struct FrameSender {
     tx: SyncSender<Vec<u8>>,
     broken: Arc<AtomicBool>,
+    spares: Spares,
 }
 
 impl FrameSender {
@@ -29,6 +36,15 @@ impl FrameSender {
 
     pub fn send(&self, frame: &RunnerFrame) -> bool {
         self.send_line(frame.encode().into_bytes())
+    }
+
+    /// An empty buffer to encode a line into, recycled from lines already written.
+    pub fn buffer(&self) -> Vec<u8> {
+        self.spares
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop()
+            .unwrap_or_default()
     }
 
     /// True once a write failed (the peer went away).
@@ -52,15 +68,17 @@ impl FrameWriter {
         let (tx, rx) = sync_channel(QUEUE_FRAMES);
         let broken = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&broken);
+        let spares = Spares::default();
+        let recycle = Arc::clone(&spares);
         let (done_tx, done) = sync_channel::<()>(0);
         thread::Builder::new()
             .name("frame-writer".into())
             .spawn(move || {
-                write_frames(output, &rx, &flag, on_broken);
+                write_frames(output, &rx, &flag, &recycle, on_broken);
                 drop(done_tx);
             })?;
         Ok(Self {
-            sender: Some(FrameSender { tx, broken }),
+            sender: Some(FrameSender { tx, broken, spares }),
             done,
         })
     }
@@ -88,14 +106,17 @@ fn write_frames(
     output: impl Write,
     rx: &Receiver<Vec<u8>>,
     broken: &AtomicBool,
+    spares: &Spares,
     on_broken: impl FnOnce(),
 ) {
     let mut out = BufWriter::with_capacity(256 * 1024, output);
     let healthy = (|| {
         while let Ok(line) = rx.recv() {
             out.write_all(&line)?;
+            recycle(spares, line);
             while let Ok(more) = rx.try_recv() {
                 out.write_all(&more)?;
+                recycle(spares, more);
             }
             out.flush()?;
         }
@@ -106,6 +127,17 @@ fn write_frames(
         on_broken();
         // Keep draining so no sender ever blocks on a full queue.
         while rx.recv().is_ok() {}
+    }
+}
+
+fn recycle(spares: &Spares, mut line: Vec<u8>) {
+    if line.capacity() > SPARE_CAPACITY {
+        return;
+    }
+    let mut spares = spares.lock().unwrap_or_else(PoisonError::into_inner);
+    if spares.len() < SPARE_BUFFERS {
+        line.clear();
+        spares.push(line);
     }
 }
 
