@@ -131,22 +131,22 @@ fn the_hello_frame_has_the_golden_shape() {
     let runner = fx.runner();
     let hello = RunnerFrame::Hello(runner.hello().clone()).encode();
     let golden = RUNNER.lines().next().unwrap();
-    let shape = |line: &str| -> Vec<String> {
-        let RunnerFrame::Hello(h) =
-            RunnerFrame::decode(&Line::Text(line.trim_end().to_owned())).unwrap()
-        else {
-            panic!()
-        };
-        vec![
-            h.protocol.to_string(),
-            h.build_id.split(':').next().unwrap_or_default().to_owned(),
-            h.build_id.len().to_string(),
-            h.roots
-                .iter()
-                .map(|r| r.mode.to_string())
-                .collect::<Vec<_>>()
-                .join(","),
-        ]
+    // Same members in the same order; the values are this runner's.
+    let members = |line: &str| -> Vec<String> {
+        match tool_protocol::json::Value::parse(line).unwrap() {
+            tool_protocol::json::Value::Object(members) => {
+                members.into_iter().map(|(k, _)| k).collect()
+            }
+            other => panic!("{other:?}"),
+        }
     };
-    assert_eq!(shape(&hello), shape(golden));
+    assert_eq!(members(&hello), members(golden));
+    let RunnerFrame::Hello(h) =
+        RunnerFrame::decode(&Line::Text(hello.trim_end().to_owned())).unwrap()
+    else {
+        panic!()
+    };
+    // The build id is the protocol checksum of the runner executable.
+    let exe = std::fs::read(super::harness::exe()).unwrap();
+    assert_eq!(h.build_id, tool_protocol::checksum::checksum(&exe));
 }

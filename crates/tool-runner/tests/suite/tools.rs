@@ -54,7 +54,7 @@ fn hello_names_the_roots_and_working_folder() {
             (fx.reference.display().to_string(), RootMode::ReadOnly)
         ]
     );
-    assert!(hello.build_id.starts_with("fnv1a64:"), "{}", hello.build_id);
+    assert!(hello.build_id.starts_with("crc32c:"), "{}", hello.build_id);
 }
 
 #[test]
