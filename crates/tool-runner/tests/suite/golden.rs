@@ -147,6 +147,6 @@ fn the_hello_frame_has_the_golden_shape() {
         panic!()
     };
     // The build id is the protocol checksum of the runner executable.
-    let exe = std::fs::read(super::harness::exe()).unwrap();
+    let exe = fs::read(super::harness::exe()).unwrap();
     assert_eq!(h.build_id, tool_protocol::checksum::checksum(&exe));
 }
