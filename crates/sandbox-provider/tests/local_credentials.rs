@@ -164,3 +164,81 @@ async fn an_unknown_entry_is_refused_by_name() {
         "{err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn kube_takes_its_hosts_from_the_kubeconfig_and_aws_keeps_credentials_out() {
+    let port = echo_server();
+    let data = SandboxData::builtin().unwrap();
+    let w = world_with(WorldOptions {
+        credentials: vec![
+            data.credential("kube").unwrap(),
+            data.credential("aws").unwrap(),
+        ],
+        resolver: StaticResolver::new()
+            .with("kube.test", &[LOOPBACK])
+            .with("other.test", &[LOOPBACK]),
+        ..WorldOptions::default()
+    });
+    let home = w.home();
+    std::fs::create_dir_all(home.join(".kube")).unwrap();
+    std::fs::create_dir_all(home.join(".aws")).unwrap();
+    std::fs::write(
+        home.join(".kube/config"),
+        format!("apiVersion: v1\nclusters:\n- name: test\n  cluster:\n    server: https://kube.test:{port}\n"),
+    )
+    .unwrap();
+    std::fs::write(home.join(".aws/config"), "[default]\nregion = eu-west-1\n").unwrap();
+    std::fs::write(
+        home.join(".aws/credentials"),
+        "[default]\naws_secret_access_key = AWS-SECRET\n",
+    )
+    .unwrap();
+
+    let s = w.start_with(&["kube", "aws"]).await;
+    let r = bash(
+        s.as_ref(),
+        "echo \"$KUBECONFIG\"; cat \"$AWS_CONFIG_FILE\"; cat ~/.aws/credentials",
+    )
+    .await;
+    let out = stdout(&r);
+    assert!(out.starts_with("/home/paddock/.kube/config\n"), "{out}");
+    assert!(out.contains("region = eu-west-1"), "{out}");
+    assert!(
+        !out.contains("AWS-SECRET"),
+        "aws credentials were copied without opting in"
+    );
+    // The kubeconfig's server is on the allow-list by name: the proxy gets past the name and
+    // refuses only the (loopback) address; a name no entry added is refused by the policy.
+    for (host, rule) in [
+        ("kube.test", "engine:address"),
+        ("other.test", "policy:strict"),
+    ] {
+        let command = format!("printf ping | /run/paddock/bin/paddock-wall connect {host} {port}");
+        let outcome = s
+            .call(
+                run(&command),
+                None,
+                &tokio_util::sync::CancellationToken::new(),
+            )
+            .await;
+        assert_eq!(outcome.denials.len(), 1, "{host}: {:?}", outcome.denials);
+        assert_eq!(
+            outcome.denials[0].rule.as_deref(),
+            Some(rule),
+            "{host}: {:?}",
+            outcome.denials[0]
+        );
+    }
+    s.close().await.unwrap();
+}
+
+fn run(command: &str) -> tool_protocol::ToolRequest {
+    tool_protocol::ToolRequest::RunBash(tool_protocol::RunBash {
+        command: command.into(),
+        cwd: None,
+        env: None,
+        stdin: None,
+        timeout_ms: Some(20_000),
+        max_output_bytes: None,
+    })
+}
