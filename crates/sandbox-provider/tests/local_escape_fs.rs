@@ -246,6 +246,19 @@ async fn proc_gives_no_way_out() {
     )
     .await;
     refused(s, "kill the host", &format!("kill -0 {host_pid}")).await;
+    // Kernel knobs: read-only /proc/sys (bubblewrap) and no Landlock write right on /proc,
+    // even where the sandbox's processes are host uid 0 (Paddock as root).
+    refused(s, "write a sysctl", "echo 3 > /proc/sys/vm/drop_caches").await;
+    refused(s, "sysrq", "echo h > /proc/sysrq-trigger").await;
+    refused(
+        s,
+        "core pattern",
+        "echo '|/tmp/x' > /proc/sys/kernel/core_pattern",
+    )
+    .await;
+    refused(s, "kernel log", "dmesg").await;
+    let out = refused(s, "sysfs", "ls /sys/kernel").await;
+    assert!(out.contains("No such file"), "{out}");
     let r = bash(s, "ls /proc | grep -E '^[0-9]+$' | wc -l").await;
     let visible: usize = stdout(&r).trim().parse().unwrap();
     assert!(
