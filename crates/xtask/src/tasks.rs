@@ -53,7 +53,14 @@ pub fn runner() -> Result<PathBuf, String> {
     let target_dir = root().join("target").join("runner");
     let mut command = cargo();
     command
-        .args(["build", "--release", "--package", "tool-runner", "--bin", "tool-runner"])
+        .args([
+            "build",
+            "--release",
+            "--package",
+            "tool-runner",
+            "--bin",
+            "tool-runner",
+        ])
         .args(["--target", RUNNER_TARGET])
         .env("CARGO_TARGET_DIR", &target_dir)
         .env("RUSTFLAGS", "-C target-feature=+crt-static");
@@ -67,7 +74,14 @@ pub fn runner() -> Result<PathBuf, String> {
 /// Builds the local wall's launcher (debug profile, like the tests) and returns its path.
 fn wall_launcher() -> Result<PathBuf, String> {
     let mut command = cargo();
-    command.args(["build", "--locked", "--package", "paddock-wall", "--bin", "paddock-wall"]);
+    command.args([
+        "build",
+        "--locked",
+        "--package",
+        "paddock-wall",
+        "--bin",
+        "paddock-wall",
+    ]);
     run(command)?;
     Ok(root().join("target").join("debug").join("paddock-wall"))
 }
@@ -130,7 +144,14 @@ pub fn test(args: &[String]) -> Result<(), String> {
     ensure_nextest()?;
     let mut nextest = cargo();
     nextest
-        .args(["nextest", "run", "--workspace", "--locked", "--profile", "ci"])
+        .args([
+            "nextest",
+            "run",
+            "--workspace",
+            "--locked",
+            "--profile",
+            "ci",
+        ])
         .args(args)
         // insta fails on a changed snapshot instead of writing a new one.
         .env("CI", "true");
