@@ -124,6 +124,23 @@ pub fn encode(bytes: &[u8]) -> String {
 
 /// Decodes padded standard base64. Whitespace is not accepted: frames never contain it.
 pub fn decode(text: &str) -> Result<Vec<u8>, DecodeError> {
+    let mut out = Vec::with_capacity(text.len() / 4 * 3);
+    decode_into(text, &mut out)?;
+    Ok(out)
+}
+
+/// Decodes like [`decode`], appending to `out` (which keeps its earlier bytes; on error it is
+/// truncated back to them).
+pub fn decode_into(text: &str, out: &mut Vec<u8>) -> Result<(), DecodeError> {
+    let start = out.len();
+    let result = decode_appending(text, out);
+    if result.is_err() {
+        out.truncate(start);
+    }
+    result
+}
+
+fn decode_appending(text: &str, out: &mut Vec<u8>) -> Result<(), DecodeError> {
     let input = text.as_bytes();
     if !input.len().is_multiple_of(4) {
         return Err(DecodeError {
@@ -131,16 +148,17 @@ pub fn decode(text: &str) -> Result<Vec<u8>, DecodeError> {
             reason: "length is not a multiple of 4",
         });
     }
-    let mut out = Vec::with_capacity(input.len() / 4 * 3);
+    let start = out.len();
+    out.reserve(input.len() / 4 * 3);
     let quads = input.len() / 4;
     // Every quad but the last holds no padding: decode those in bulk. Only when the bulk pass
     // meets a character outside the alphabet does the quad-by-quad pass run from the start,
     // to name the exact offset and reason.
     let bulk = quads.saturating_sub(1);
-    let first_checked = if decode_plain_quads(&input[..bulk * 4], &mut out) {
+    let first_checked = if decode_plain_quads(&input[..bulk * 4], out) {
         bulk
     } else {
-        out.clear();
+        out.truncate(start);
         0
     };
     for (q, quad) in input.chunks_exact(4).enumerate().skip(first_checked) {
@@ -186,7 +204,7 @@ pub fn decode(text: &str) -> Result<Vec<u8>, DecodeError> {
             });
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Decodes quads that hold no padding into `out`; false when a character is outside the
@@ -307,6 +325,19 @@ mod tests {
                 assert_eq!(err.offset, at, "byte {bad:#x} at {at}");
             }
         }
+    }
+
+    #[test]
+    fn decode_into_appends_and_restores_on_error() {
+        let mut out = b"kept".to_vec();
+        decode_into("Zm9vYmFy", &mut out).unwrap();
+        assert_eq!(out, b"keptfoobar");
+        let err = decode_into(
+            &"Zm9v".repeat(8).replace("Zm9vZm9vZm9v", "Zm9vZm*vZm9v"),
+            &mut out,
+        );
+        assert_eq!(err.unwrap_err().offset, 6);
+        assert_eq!(out, b"keptfoobar");
     }
 
     #[test]

@@ -401,6 +401,17 @@ impl RunnerFrame {
 /// else (escapes in the id, other member order, whitespace, bad base64) returns `None` and
 /// takes the general path, so results and errors are the same either way.
 fn decode_canonical_output(text: &str) -> Option<RunnerFrame> {
+    let (id, stream, data) = canonical_output_parts(text)?;
+    let bytes = crate::base64::decode(data).ok()?;
+    Some(RunnerFrame::Output {
+        id: id.to_owned(),
+        stream,
+        chunk: Data::Bytes(bytes),
+    })
+}
+
+/// The id, stream and base64 text of a canonical base64 `output` line.
+fn canonical_output_parts(text: &str) -> Option<(&str, Stream, &str)> {
     let rest = text.strip_prefix("{\"type\":\"output\",\"id\":\"")?;
     let (id, rest) = rest.split_once('"')?;
     if id.bytes().any(|b| b < 0x20 || b == b'\\' || b == 0x7f) {
@@ -412,12 +423,19 @@ fn decode_canonical_output(text: &str) -> Option<RunnerFrame> {
     let data = rest
         .strip_prefix(",\"chunk\":{\"encoding\":\"base64\",\"data\":\"")?
         .strip_suffix("\"}}")?;
-    let bytes = crate::base64::decode(data).ok()?;
-    Some(RunnerFrame::Output {
-        id: id.to_owned(),
-        stream,
-        chunk: Data::Bytes(bytes),
-    })
+    Some((id, stream, data))
+}
+
+impl RunnerFrame {
+    /// The host's download path: for an `output` line written by the runner (canonical, base64),
+    /// appends the chunk's bytes to `out` without an intermediate buffer and returns the call id
+    /// and stream. Any other line returns `None` and leaves `out` unchanged; read it with
+    /// [`RunnerFrame::decode`].
+    pub fn append_output_bytes<'a>(text: &'a str, out: &mut Vec<u8>) -> Option<(&'a str, Stream)> {
+        let (id, stream, data) = canonical_output_parts(text)?;
+        crate::base64::decode_into(data, out).ok()?;
+        Some((id, stream))
+    }
 }
 
 /// A raw JSON value is itself a valid field type (used for `args` and `result`).

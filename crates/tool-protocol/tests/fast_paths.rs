@@ -68,6 +68,35 @@ fn the_fast_decoder_agrees_with_the_general_one() {
 }
 
 #[test]
+fn appending_output_bytes_matches_decoding_the_frame() {
+    for (id, stream, bytes, _) in samples() {
+        let mut line = Vec::new();
+        RunnerFrame::encode_output_into(&id, stream, &bytes, Encoding::Base64, &mut line);
+        let text = String::from_utf8(line).unwrap().trim_end().to_owned();
+        let mut out = b"earlier".to_vec();
+        let appended = RunnerFrame::append_output_bytes(&text, &mut out);
+        let plain_id = !id
+            .bytes()
+            .any(|b| b < 0x20 || b == b'\\' || b == b'"' || b == 0x7f);
+        if plain_id {
+            assert_eq!(appended, Some((id.as_str(), stream)));
+            assert_eq!(&out[7..], &bytes[..]);
+        } else {
+            // Escaped ids take the general path.
+            assert_eq!(appended, None);
+            assert_eq!(out, b"earlier");
+        }
+    }
+    let text_frame =
+        r#"{"type":"output","id":"1","stream":"stdout","chunk":{"encoding":"utf8","data":"hi"}}"#;
+    let mut out = Vec::new();
+    assert_eq!(RunnerFrame::append_output_bytes(text_frame, &mut out), None);
+    let bad = r#"{"type":"output","id":"1","stream":"data","chunk":{"encoding":"base64","data":"AAAA@@@@"}}"#;
+    assert_eq!(RunnerFrame::append_output_bytes(bad, &mut out), None);
+    assert!(out.is_empty());
+}
+
+#[test]
 fn near_canonical_lines_fall_back_with_the_same_errors() {
     for line in [
         r#"{"type":"output","id":"1","stream":"data","chunk":{"encoding":"base64","data":"@@@@"}}"#,

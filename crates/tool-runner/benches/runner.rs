@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use tool_protocol::{Call, Download, HostFrame, Line, ReadFile, RunnerFrame, Stream, ToolResult};
+use tool_protocol::{Call, Download, HostFrame, Line, ReadFile, RunnerFrame, ToolResult};
 
 fn runner_exe() -> PathBuf {
     std::env::var_os("PADDOCK_TOOL_RUNNER")
@@ -84,7 +84,13 @@ impl Runner {
         if self.line.ends_with('\n') {
             self.line.pop();
         }
-        RunnerFrame::decode(&Line::Text(std::mem::take(&mut self.line))).unwrap()
+        // Decode from the line buffer and take it back, so its capacity is reused.
+        let line = Line::Text(std::mem::take(&mut self.line));
+        let frame = RunnerFrame::decode(&line).unwrap();
+        if let Line::Text(buffer) = line {
+            self.line = buffer;
+        }
+        frame
     }
 }
 
@@ -152,15 +158,14 @@ fn download(runner: &mut Runner, size: usize) -> Duration {
     });
     let mut received = Vec::with_capacity(size);
     loop {
-        match runner.frame() {
-            RunnerFrame::Output {
-                stream: Stream::Data,
-                chunk,
-                ..
-            } => received.extend_from_slice(chunk.as_bytes()),
-            RunnerFrame::Result { .. } => break,
-            other => panic!("{other:?}"),
+        // The host's download path: data frames append straight to the buffer.
+        let line = runner.raw_line();
+        if RunnerFrame::append_output_bytes(line, &mut received).is_some() {
+            continue;
         }
+        let frame = RunnerFrame::decode(&Line::Text(line.to_owned())).unwrap();
+        assert!(matches!(frame, RunnerFrame::Result { .. }), "{frame:?}");
+        break;
     }
     let elapsed = started.elapsed();
     assert_eq!(received.len(), size);

@@ -41,7 +41,19 @@ fn host_line(line: &Line) {
 }
 
 fn runner_line(line: &Line) {
-    let Ok(frame) = RunnerFrame::decode(line) else {
+    let decoded = RunnerFrame::decode(line);
+    if let Line::Text(text) = line {
+        let mut bytes = Vec::new();
+        if let Some((id, stream)) = RunnerFrame::append_output_bytes(text, &mut bytes) {
+            let expected = RunnerFrame::Output {
+                id: id.to_owned(),
+                stream,
+                chunk: tool_protocol::Data::Bytes(bytes),
+            };
+            assert_eq!(decoded.as_ref(), Ok(&expected), "append_output_bytes differs");
+        }
+    }
+    let Ok(frame) = decoded else {
         return;
     };
     let encoded = frame.encode();
