@@ -132,16 +132,21 @@ pub fn decode(text: &str) -> Result<Vec<u8>, DecodeError> {
 /// Decodes like [`decode`], appending to `out` (which keeps its earlier bytes; on error it is
 /// truncated back to them).
 pub fn decode_into(text: &str, out: &mut Vec<u8>) -> Result<(), DecodeError> {
+    decode_slice_into(text.as_bytes(), out)
+}
+
+/// [`decode_into`] for text that was never checked to be UTF-8 (any byte outside the
+/// alphabet is refused, so the check would be wasted work).
+pub fn decode_slice_into(input: &[u8], out: &mut Vec<u8>) -> Result<(), DecodeError> {
     let start = out.len();
-    let result = decode_appending(text, out);
+    let result = decode_appending(input, out);
     if result.is_err() {
         out.truncate(start);
     }
     result
 }
 
-fn decode_appending(text: &str, out: &mut Vec<u8>) -> Result<(), DecodeError> {
-    let input = text.as_bytes();
+fn decode_appending(input: &[u8], out: &mut Vec<u8>) -> Result<(), DecodeError> {
     if !input.len().is_multiple_of(4) {
         return Err(DecodeError {
             offset: input.len(),

@@ -9,8 +9,8 @@
 use std::arch::x86_64::{
     __m128i, _mm_add_epi8, _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_loadu_si128,
     _mm_madd_epi16, _mm_maddubs_epi16, _mm_movemask_epi8, _mm_mulhi_epu16, _mm_mullo_epi16,
-    _mm_or_si128, _mm_set1_epi8, _mm_set1_epi32, _mm_setr_epi8, _mm_shuffle_epi8, _mm_storeu_si128,
-    _mm_subs_epu8,
+    _mm_or_si128, _mm_set1_epi8, _mm_set1_epi32, _mm_setr_epi8, _mm_setzero_si128,
+    _mm_shuffle_epi8, _mm_srli_epi32, _mm_storeu_si128, _mm_subs_epu8,
 };
 
 /// True when the CPU can run this module (checked once by std, then cached).
@@ -75,49 +75,35 @@ fn encode_ssse3(input: &[u8], out: &mut [u8]) -> usize {
     read
 }
 
-/// Lanes of `c` (signed bytes) within `lo..=hi`.
-#[target_feature(enable = "ssse3")]
-fn within(c: __m128i, lo: i8, hi: i8) -> __m128i {
-    _mm_and_si128(
-        _mm_cmpgt_epi8(c, _mm_set1_epi8(lo - 1)),
-        _mm_cmpgt_epi8(_mm_set1_epi8(hi + 1), c),
-    )
-}
-
 #[target_feature(enable = "ssse3")]
 fn decode_ssse3(input: &[u8], out: &mut [u8]) -> usize {
+    // Validation by nibbles: `ranks_hi[h]` is the class of a high nibble and `bad_lo[l]` the
+    // classes in which low nibble `l` is not a base64 character; a byte is invalid when the
+    // two share a bit. Classes: 0x01 never valid (high nibble 0, 1, 8..F), 0x02 `+` `/` (only
+    // lows B and F), 0x04 digits (lows 0..9), 0x08 `A`..`O` and `a`..`o` (lows 1..F),
+    // 0x10 `P`..`Z` and `p`..`z` (lows 0..A).
+    let ranks_hi = _mm_setr_epi8(1, 1, 2, 4, 8, 16, 8, 16, 1, 1, 1, 1, 1, 1, 1, 1);
+    let bad_lo = _mm_setr_epi8(
+        0x0b, 0x03, 0x03, 0x03, 0x03, 0x03, 0x03, 0x03, 0x03, 0x03, 0x07, 0x15, 0x17, 0x17, 0x17,
+        0x15,
+    );
+    // What to add per high nibble (index 1 is `/`: its high nibble 2 minus one).
+    let shifts = _mm_setr_epi8(0, 16, 19, 4, -65, -65, -71, -71, 0, 0, 0, 0, 0, 0, 0, 0);
     // Takes bytes 2, 1, 0 of each 32-bit lane (the 24 bits, most significant first).
     let gather = _mm_setr_epi8(2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1, -1);
+    let nibble = _mm_set1_epi8(0x0f);
     let (mut read, mut written) = (0, 0);
     while read + 16 <= input.len() && written + 12 <= out.len() {
         // SAFETY: `read + 16 <= input.len()`.
         let c = unsafe { _mm_loadu_si128(input.as_ptr().add(read).cast::<__m128i>()) };
-        // Bytes of 128 and up are negative here and fall in no range.
-        let upper = within(c, b'A' as i8, b'Z' as i8);
-        let lower = within(c, b'a' as i8, b'z' as i8);
-        let digit = within(c, b'0' as i8, b'9' as i8);
-        let plus = _mm_cmpeq_epi8(c, _mm_set1_epi8(b'+' as i8));
-        let slash = _mm_cmpeq_epi8(c, _mm_set1_epi8(b'/' as i8));
-        let valid = _mm_or_si128(
-            _mm_or_si128(_mm_or_si128(upper, lower), _mm_or_si128(digit, plus)),
-            slash,
-        );
-        if _mm_movemask_epi8(valid) != 0xffff {
+        let hi = _mm_and_si128(_mm_srli_epi32(c, 4), nibble);
+        let lo = _mm_and_si128(c, nibble);
+        let clash = _mm_and_si128(_mm_shuffle_epi8(bad_lo, lo), _mm_shuffle_epi8(ranks_hi, hi));
+        if _mm_movemask_epi8(_mm_cmpeq_epi8(clash, _mm_setzero_si128())) != 0xffff {
             break;
         }
-        let offset = _mm_or_si128(
-            _mm_or_si128(
-                _mm_and_si128(upper, _mm_set1_epi8(-65)),
-                _mm_and_si128(lower, _mm_set1_epi8(-71)),
-            ),
-            _mm_or_si128(
-                _mm_and_si128(digit, _mm_set1_epi8(4)),
-                _mm_or_si128(
-                    _mm_and_si128(plus, _mm_set1_epi8(19)),
-                    _mm_and_si128(slash, _mm_set1_epi8(16)),
-                ),
-            ),
-        );
+        let slash = _mm_cmpeq_epi8(c, _mm_set1_epi8(b'/' as i8));
+        let offset = _mm_shuffle_epi8(shifts, _mm_add_epi8(hi, slash));
         let values = _mm_add_epi8(c, offset);
         // [v0, v1] → v0 << 6 | v1, then [w0, w1] → w0 << 12 | w1: 24 bits per lane.
         let pairs = _mm_maddubs_epi16(values, _mm_set1_epi32(0x0140_0140));

@@ -401,8 +401,9 @@ impl RunnerFrame {
 /// else (escapes in the id, other member order, whitespace, bad base64) returns `None` and
 /// takes the general path, so results and errors are the same either way.
 fn decode_canonical_output(text: &str) -> Option<RunnerFrame> {
-    let (id, stream, data) = canonical_output_parts(text)?;
-    let bytes = crate::base64::decode(data).ok()?;
+    let (id, stream, data) = canonical_output_parts(text.as_bytes())?;
+    let mut bytes = Vec::new();
+    crate::base64::decode_slice_into(data, &mut bytes).ok()?;
     Some(RunnerFrame::Output {
         id: id.to_owned(),
         stream,
@@ -411,29 +412,32 @@ fn decode_canonical_output(text: &str) -> Option<RunnerFrame> {
 }
 
 /// The id, stream and base64 text of a canonical base64 `output` line.
-fn canonical_output_parts(text: &str) -> Option<(&str, Stream, &str)> {
-    let rest = text.strip_prefix("{\"type\":\"output\",\"id\":\"")?;
-    let (id, rest) = rest.split_once('"')?;
-    if id.bytes().any(|b| b < 0x20 || b == b'\\' || b == 0x7f) {
+fn canonical_output_parts(line: &[u8]) -> Option<(&str, Stream, &[u8])> {
+    let rest = line.strip_prefix(b"{\"type\":\"output\",\"id\":\"")?;
+    let end = rest.iter().position(|&b| b == b'"')?;
+    let (id, rest) = (&rest[..end], &rest[end + 1..]);
+    if id.iter().any(|&b| b < 0x20 || b == b'\\' || b == 0x7f) {
         return None;
     }
-    let rest = rest.strip_prefix(",\"stream\":\"")?;
-    let (stream, rest) = rest.split_once('"')?;
-    let stream = Stream::from_wire(stream)?;
-    let data = rest
-        .strip_prefix(",\"chunk\":{\"encoding\":\"base64\",\"data\":\"")?
-        .strip_suffix("\"}}")?;
+    let id = std::str::from_utf8(id).ok()?;
+    let rest = rest.strip_prefix(b",\"stream\":\"")?;
+    let end = rest.iter().position(|&b| b == b'"')?;
+    let stream = Stream::from_wire(std::str::from_utf8(&rest[..end]).ok()?)?;
+    let data = rest[end + 1..]
+        .strip_prefix(b",\"chunk\":{\"encoding\":\"base64\",\"data\":\"")?
+        .strip_suffix(b"\"}}")?;
     Some((id, stream, data))
 }
 
 impl RunnerFrame {
-    /// The host's download path: for an `output` line written by the runner (canonical, base64),
-    /// appends the chunk's bytes to `out` without an intermediate buffer and returns the call id
-    /// and stream. Any other line returns `None` and leaves `out` unchanged; read it with
+    /// The host's download path: for an `output` line written by the runner (canonical, base64;
+    /// without its newline), appends the chunk's bytes to `out` without an intermediate buffer
+    /// and returns the call id and stream. The line need not have been checked for UTF-8. Any
+    /// other line returns `None` and leaves `out` unchanged; read it with
     /// [`RunnerFrame::decode`].
-    pub fn append_output_bytes<'a>(text: &'a str, out: &mut Vec<u8>) -> Option<(&'a str, Stream)> {
-        let (id, stream, data) = canonical_output_parts(text)?;
-        crate::base64::decode_into(data, out).ok()?;
+    pub fn append_output_bytes<'a>(line: &'a [u8], out: &mut Vec<u8>) -> Option<(&'a str, Stream)> {
+        let (id, stream, data) = canonical_output_parts(line)?;
+        crate::base64::decode_slice_into(data, out).ok()?;
         Some((id, stream))
     }
 }

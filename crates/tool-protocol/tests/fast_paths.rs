@@ -74,7 +74,7 @@ fn appending_output_bytes_matches_decoding_the_frame() {
         RunnerFrame::encode_output_into(&id, stream, &bytes, Encoding::Base64, &mut line);
         let text = String::from_utf8(line).unwrap().trim_end().to_owned();
         let mut out = b"earlier".to_vec();
-        let appended = RunnerFrame::append_output_bytes(&text, &mut out);
+        let appended = RunnerFrame::append_output_bytes(text.as_bytes(), &mut out);
         let plain_id = !id
             .bytes()
             .any(|b| b < 0x20 || b == b'\\' || b == b'"' || b == 0x7f);
@@ -90,9 +90,17 @@ fn appending_output_bytes_matches_decoding_the_frame() {
     let text_frame =
         r#"{"type":"output","id":"1","stream":"stdout","chunk":{"encoding":"utf8","data":"hi"}}"#;
     let mut out = Vec::new();
-    assert_eq!(RunnerFrame::append_output_bytes(text_frame, &mut out), None);
+    assert_eq!(
+        RunnerFrame::append_output_bytes(text_frame.as_bytes(), &mut out),
+        None
+    );
     let bad = r#"{"type":"output","id":"1","stream":"data","chunk":{"encoding":"base64","data":"AAAA@@@@"}}"#;
-    assert_eq!(RunnerFrame::append_output_bytes(bad, &mut out), None);
+    assert_eq!(
+        RunnerFrame::append_output_bytes(bad.as_bytes(), &mut out),
+        None
+    );
+    let not_utf8 = b"{\"type\":\"output\",\"id\":\"\xff\",\"stream\":\"data\",\"chunk\":{\"encoding\":\"base64\",\"data\":\"AAAA\"}}";
+    assert_eq!(RunnerFrame::append_output_bytes(not_utf8, &mut out), None);
     assert!(out.is_empty());
 }
 

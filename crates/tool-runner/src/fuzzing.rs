@@ -44,7 +44,7 @@ fn runner_line(line: &Line) {
     let decoded = RunnerFrame::decode(line);
     if let Line::Text(text) = line {
         let mut bytes = Vec::new();
-        if let Some((id, stream)) = RunnerFrame::append_output_bytes(text, &mut bytes) {
+        if let Some((id, stream)) = RunnerFrame::append_output_bytes(text.as_bytes(), &mut bytes) {
             let expected = RunnerFrame::Output {
                 id: id.to_owned(),
                 stream,

@@ -12,7 +12,7 @@ use std::time::Duration;
 use tool_protocol::RunnerFrame;
 
 /// Frames queued before a sender waits for the writer (back-pressure for big downloads).
-const QUEUE_FRAMES: usize = 32;
+const QUEUE_FRAMES: usize = 8;
 /// Written line buffers kept for reuse, so big frames do not fault in fresh pages each time.
 const SPARE_BUFFERS: usize = 8;
 /// Buffers larger than this are not kept.
