@@ -1,11 +1,17 @@
-//! One writer thread per connection: frames from every call arrive over a bounded channel and
-//! are written whole, so lines never interleave. The writer flushes when the queue runs dry,
-//! which batches bursts (downloads) and keeps single frames prompt.
+//! The output side of a connection: frames from every call are written whole, so lines
+//! never interleave.
+//!
+//! A small frame (a result, an error, a bash output chunk) is written at once by the thread
+//! that produced it when nothing is queued ahead of it: no hand-off, no wake-up of another
+//! thread. Big frames (download data) and anything behind them go through a bounded queue to a
+//! writer thread, so the producer encodes the next chunk while the previous one is written.
+//! Either way, frames sent one after another from the same thread (a call's output frames and
+//! then its result) reach the stream in that order.
 
 use std::io::{BufWriter, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::Duration;
 
@@ -13,25 +19,98 @@ use tool_protocol::RunnerFrame;
 
 /// Frames queued before a sender waits for the writer (back-pressure for big downloads).
 const QUEUE_FRAMES: usize = 8;
+/// Frames up to this size are written directly when nothing is queued.
+const DIRECT_BYTES: usize = 64 * 1024;
 /// Written line buffers kept for reuse, so big frames do not fault in fresh pages each time.
 const SPARE_BUFFERS: usize = 8;
 /// Buffers larger than this are not kept.
 const SPARE_CAPACITY: usize = 8 * 1024 * 1024;
 
-type Spares = Arc<Mutex<Vec<Vec<u8>>>>;
+type Sink = BufWriter<Box<dyn Write + Send>>;
 
-/// Sends encoded frames to the connection's writer. Cheap to clone.
+/// The stream, and how many queued frames are not written yet.
+struct Output {
+    sink: Option<Sink>,
+    queued: usize,
+}
+
+struct Shared {
+    output: Mutex<Output>,
+    broken: AtomicBool,
+    on_broken: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+    spares: Mutex<Vec<Vec<u8>>>,
+}
+
+impl Shared {
+    fn output(&self) -> MutexGuard<'_, Output> {
+        self.output.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Marks the output broken and runs `on_broken` once (never under the output lock).
+    fn fail(&self) {
+        self.broken.store(true, Ordering::SeqCst);
+        let callback = self
+            .on_broken
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(callback) = callback {
+            callback();
+        }
+    }
+
+    fn recycle(&self, mut line: Vec<u8>) {
+        if line.capacity() > SPARE_CAPACITY {
+            return;
+        }
+        let mut spares = self.spares.lock().unwrap_or_else(PoisonError::into_inner);
+        if spares.len() < SPARE_BUFFERS {
+            line.clear();
+            spares.push(line);
+        }
+    }
+}
+
+/// Writes `line` and flushes; false when the stream is gone or failed.
+fn write_line(output: &mut Output, line: &[u8], flush: bool) -> bool {
+    let Some(sink) = output.sink.as_mut() else {
+        return false;
+    };
+    sink.write_all(line).is_ok() && (!flush || sink.flush().is_ok())
+}
+
+/// Sends encoded frames to the connection's output. Cheap to clone.
 #[derive(Clone)]
 pub struct FrameSender {
     tx: SyncSender<Vec<u8>>,
-    broken: Arc<AtomicBool>,
-    spares: Spares,
+    shared: Arc<Shared>,
 }
 
 impl FrameSender {
-    /// Queues one encoded line (`\n` included). False once the output is gone.
+    /// Sends one encoded line (`\n` included). False once the output is gone.
     pub fn send_line(&self, line: Vec<u8>) -> bool {
-        !self.is_broken() && self.tx.send(line).is_ok()
+        if self.is_broken() {
+            return false;
+        }
+        let mut output = self.shared.output();
+        if line.len() <= DIRECT_BYTES && output.queued == 0 {
+            let written = write_line(&mut output, &line, true);
+            drop(output);
+            self.shared.recycle(line);
+            if !written {
+                self.shared.fail();
+            }
+            return written;
+        }
+        // Take a place in the queue before letting go of the lock, so a later frame from
+        // this thread cannot be written directly ahead of this one.
+        output.queued += 1;
+        drop(output);
+        if self.tx.send(line).is_ok() {
+            return true;
+        }
+        self.shared.output().queued -= 1;
+        false
     }
 
     pub fn send(&self, frame: &RunnerFrame) -> bool {
@@ -40,7 +119,8 @@ impl FrameSender {
 
     /// An empty buffer to encode a line into, recycled from lines already written.
     pub fn buffer(&self) -> Vec<u8> {
-        self.spares
+        self.shared
+            .spares
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .pop()
@@ -49,12 +129,13 @@ impl FrameSender {
 
     /// True once a write failed (the peer went away).
     pub fn is_broken(&self) -> bool {
-        self.broken.load(Ordering::SeqCst)
+        self.shared.broken.load(Ordering::SeqCst)
     }
 }
 
 pub struct FrameWriter {
     sender: Option<FrameSender>,
+    shared: Arc<Shared>,
     /// Disconnects when the writer thread ends.
     done: Receiver<()>,
 }
@@ -66,19 +147,30 @@ impl FrameWriter {
         on_broken: impl FnOnce() + Send + 'static,
     ) -> std::io::Result<Self> {
         let (tx, rx) = sync_channel(QUEUE_FRAMES);
-        let broken = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&broken);
-        let spares = Spares::default();
-        let recycle = Arc::clone(&spares);
+        let sink: Sink = BufWriter::with_capacity(256 * 1024, Box::new(output));
+        let shared = Arc::new(Shared {
+            output: Mutex::new(Output {
+                sink: Some(sink),
+                queued: 0,
+            }),
+            broken: AtomicBool::new(false),
+            on_broken: Mutex::new(Some(Box::new(on_broken))),
+            spares: Mutex::new(Vec::new()),
+        });
+        let writer = Arc::clone(&shared);
         let (done_tx, done) = sync_channel::<()>(0);
         thread::Builder::new()
             .name("frame-writer".into())
             .spawn(move || {
-                write_frames(output, &rx, &flag, &recycle, on_broken);
+                write_queued(&writer, &rx);
                 drop(done_tx);
             })?;
         Ok(Self {
-            sender: Some(FrameSender { tx, broken, spares }),
+            sender: Some(FrameSender {
+                tx,
+                shared: Arc::clone(&shared),
+            }),
+            shared,
             done,
         })
     }
@@ -87,57 +179,39 @@ impl FrameWriter {
         self.sender.clone()
     }
 
-    /// Closes this handle's sender and waits until every queued frame is written, which
-    /// happens once every other sender is gone too; at most `limit` when given. True when the
-    /// writer finished.
+    /// Closes this handle's sender, waits until every queued frame is written (which happens
+    /// once every other sender is gone too; at most `limit` when given), then closes the
+    /// stream. True when the writer finished.
     pub fn finish(mut self, limit: Option<Duration>) -> bool {
         self.sender = None;
-        match limit {
+        let finished = match limit {
             None => self.done.recv().is_err(),
             Some(limit) => matches!(
                 self.done.recv_timeout(limit),
                 Err(std::sync::mpsc::RecvTimeoutError::Disconnected)
             ),
+        };
+        let sink = self.shared.output().sink.take();
+        if let Some(mut sink) = sink {
+            // The peer may be gone; there is nobody left to tell.
+            let _ = sink.flush();
         }
+        finished
     }
 }
 
-fn write_frames(
-    output: impl Write,
-    rx: &Receiver<Vec<u8>>,
-    broken: &AtomicBool,
-    spares: &Spares,
-    on_broken: impl FnOnce(),
-) {
-    let mut out = BufWriter::with_capacity(256 * 1024, output);
-    let healthy = (|| {
-        while let Ok(line) = rx.recv() {
-            out.write_all(&line)?;
-            recycle(spares, line);
-            while let Ok(more) = rx.try_recv() {
-                out.write_all(&more)?;
-                recycle(spares, more);
-            }
-            out.flush()?;
+fn write_queued(shared: &Shared, rx: &Receiver<Vec<u8>>) {
+    while let Ok(line) = rx.recv() {
+        let mut output = shared.output();
+        output.queued -= 1;
+        let flush = output.queued == 0;
+        let written = shared.broken.load(Ordering::SeqCst) || write_line(&mut output, &line, flush);
+        drop(output);
+        shared.recycle(line);
+        if !written {
+            // Keep draining afterwards, so no sender ever blocks on a full queue.
+            shared.fail();
         }
-        std::io::Result::Ok(())
-    })();
-    if healthy.is_err() {
-        broken.store(true, Ordering::SeqCst);
-        on_broken();
-        // Keep draining so no sender ever blocks on a full queue.
-        while rx.recv().is_ok() {}
-    }
-}
-
-fn recycle(spares: &Spares, mut line: Vec<u8>) {
-    if line.capacity() > SPARE_CAPACITY {
-        return;
-    }
-    let mut spares = spares.lock().unwrap_or_else(PoisonError::into_inner);
-    if spares.len() < SPARE_BUFFERS {
-        line.clear();
-        spares.push(line);
     }
 }
 
@@ -196,6 +270,40 @@ mod tests {
                 line.starts_with("{\"t\":") && line.ends_with("\"}"),
                 "torn line"
             );
+        }
+    }
+
+    #[test]
+    fn a_small_frame_never_overtakes_a_queued_big_one_from_the_same_thread() {
+        let buf = Arc::new(Mutex::new(Vec::new()));
+        let writer = FrameWriter::start(Shared(Arc::clone(&buf)), || {}).unwrap();
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let sender = writer.sender().unwrap();
+                thread::spawn(move || {
+                    for i in 0..50 {
+                        let big = format!("{t} {i} big {}\n", "x".repeat(100_000));
+                        assert!(sender.send_line(big.into_bytes()));
+                        assert!(sender.send_line(format!("{t} {i} small\n").into_bytes()));
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert!(writer.finish(None));
+        let text = String::from_utf8(buf.lock().unwrap().clone()).unwrap();
+        for t in 0..4 {
+            let mine: Vec<String> = text
+                .lines()
+                .filter(|l| l.starts_with(&format!("{t} ")))
+                .map(|l| l.split(' ').take(3).collect::<Vec<_>>().join(" "))
+                .collect();
+            let expected: Vec<String> = (0..50)
+                .flat_map(|i| [format!("{t} {i} big"), format!("{t} {i} small")])
+                .collect();
+            assert_eq!(mine, expected);
         }
     }
 
