@@ -1,10 +1,10 @@
 //! Serving connections: the [`Runner`] shared by all of them, and per connection a reader
-//! (this thread), a writer thread and calls run by the shared pool.
+//! (this thread), an output (see [`writer`]) and calls run by the shared pool.
 //!
 //! * The first frame on every connection is `hello`.
 //! * Each `call` is registered by id (a duplicate in flight is refused with `duplicate_id`)
 //!   and run on the pool; its `output` frames and its one final `result` or `error` go
-//!   through the connection's writer. `upload` chunks run on the reader itself, in order.
+//!   through the connection's output, in that order. `upload` chunks run on the reader itself, in order.
 //! * A line that is not a usable frame is answered with an `error` frame and skipped; calls
 //!   in flight are not disturbed.
 //! * End of input lets the calls in flight finish and answers them; `shutdown` or a broken
