@@ -50,7 +50,11 @@ fn runner_line(line: &Line) {
                 stream,
                 chunk: tool_protocol::Data::Bytes(bytes),
             };
-            assert_eq!(decoded.as_ref(), Ok(&expected), "append_output_bytes differs");
+            assert_eq!(
+                decoded.as_ref(),
+                Ok(&expected),
+                "append_output_bytes differs"
+            );
         }
     }
     let Ok(frame) = decoded else {
@@ -59,9 +63,17 @@ fn runner_line(line: &Line) {
     let encoded = frame.encode();
     let text = encoded.trim_end().to_owned();
     let again = RunnerFrame::decode(&Line::Text(text.clone()));
-    assert_eq!(again.as_ref(), Ok(&frame), "runner frame did not round-trip");
+    assert_eq!(
+        again.as_ref(),
+        Ok(&frame),
+        "runner frame did not round-trip"
+    );
     let general = RunnerFrame::decode(&Line::Text(format!("{text} ")));
-    assert_eq!(general.as_ref(), Ok(&frame), "fast and general decoders disagree");
+    assert_eq!(
+        general.as_ref(),
+        Ok(&frame),
+        "fast and general decoders disagree"
+    );
     if let RunnerFrame::Output { id, stream, chunk } = &frame {
         let mut fast = Vec::new();
         RunnerFrame::encode_output_into(id, *stream, chunk.as_bytes(), chunk.encoding(), &mut fast);
@@ -111,8 +123,8 @@ impl PathFixture {
             (rw.to_string_lossy().into_owned(), RootMode::ReadWrite),
             (ro.to_string_lossy().into_owned(), RootMode::ReadOnly),
         ];
-        let guard = PathGuard::new(&roots, None)
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        let guard =
+            PathGuard::new(&roots, None).map_err(|e| std::io::Error::other(e.to_string()))?;
         Ok(Self { base, guard })
     }
 }
@@ -161,7 +173,10 @@ pub fn path_resolver(fixture: &PathFixture, data: &[u8]) {
     if let Some(name) = name {
         real.push(name);
     }
-    assert_eq!(real, resolved.path, "{path:?} resolved to a path that is not where it is");
+    assert_eq!(
+        real, resolved.path,
+        "{path:?} resolved to a path that is not where it is"
+    );
     let inside = |root: &str| real.starts_with(fixture.base.join(root));
     let expected = if inside("rw") {
         RootMode::ReadWrite
