@@ -181,7 +181,10 @@ impl FromJson for BTreeMap<String, String> {
                 let mut map = BTreeMap::new();
                 for (key, v) in members {
                     let field = join(path, key);
-                    if map.insert(key.clone(), String::from_json(v, &field)?).is_some() {
+                    if map
+                        .insert(key.clone(), String::from_json(v, &field)?)
+                        .is_some()
+                    {
                         return Err(FieldError::new(&field, "appears twice"));
                     }
                 }

@@ -134,8 +134,14 @@ mod tests {
 
     #[test]
     fn limit_is_inclusive() {
-        assert_eq!(lines(b"0123456789\n", 10), vec![Line::Text("0123456789".into())]);
-        assert!(matches!(lines(b"0123456789a\n", 10)[0], Line::TooLong { .. }));
+        assert_eq!(
+            lines(b"0123456789\n", 10),
+            vec![Line::Text("0123456789".into())]
+        );
+        assert!(matches!(
+            lines(b"0123456789a\n", 10)[0],
+            Line::TooLong { .. }
+        ));
     }
 
     #[test]
@@ -153,7 +159,10 @@ mod tests {
         input.extend_from_slice(b"\nz\n");
         let reader = io::BufReader::with_capacity(7, &input[..]);
         let mut lines = LineReader::with_limit(reader, 50);
-        assert!(matches!(lines.next_line().unwrap(), Some(Line::TooLong { len: 100 })));
+        assert!(matches!(
+            lines.next_line().unwrap(),
+            Some(Line::TooLong { len: 100 })
+        ));
         assert_eq!(lines.next_line().unwrap(), Some(Line::Text("z".into())));
         assert_eq!(lines.next_line().unwrap(), None);
     }

@@ -20,7 +20,12 @@ fn host_golden_lines_round_trip_byte_for_byte() {
     for (n, line) in HOST_GOLDEN.lines().enumerate() {
         let frame = HostFrame::decode(&text(line))
             .unwrap_or_else(|e| panic!("host.jsonl line {}: {e}", n + 1));
-        assert_eq!(frame.encode(), format!("{line}\n"), "host.jsonl line {}", n + 1);
+        assert_eq!(
+            frame.encode(),
+            format!("{line}\n"),
+            "host.jsonl line {}",
+            n + 1
+        );
     }
 }
 
@@ -29,7 +34,12 @@ fn runner_golden_lines_round_trip_byte_for_byte() {
     for (n, line) in RUNNER_GOLDEN.lines().enumerate() {
         let frame = RunnerFrame::decode(&text(line))
             .unwrap_or_else(|e| panic!("runner.jsonl line {}: {e}", n + 1));
-        assert_eq!(frame.encode(), format!("{line}\n"), "runner.jsonl line {}", n + 1);
+        assert_eq!(
+            frame.encode(),
+            format!("{line}\n"),
+            "runner.jsonl line {}",
+            n + 1
+        );
     }
 }
 
@@ -146,7 +156,11 @@ fn malformed_lines_get_named_errors_with_the_call_id_when_readable() {
         let err = HostFrame::decode(&text(line)).expect_err(line);
         assert_eq!(err.id.as_deref(), *id, "id for {line}");
         assert_eq!(err.code, *code, "code for {line}");
-        assert!(err.message.contains(needle), "{line}: message {:?}", err.message);
+        assert!(
+            err.message.contains(needle),
+            "{line}: message {:?}",
+            err.message
+        );
     }
     let too_long = HostFrame::decode(&Line::TooLong { len: 9_000_000 }).unwrap_err();
     assert_eq!(too_long.code, ErrorCode::LineTooLong);
