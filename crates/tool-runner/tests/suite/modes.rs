@@ -145,6 +145,25 @@ fn serve_exits_when_its_parent_goes_away() {
 }
 
 #[test]
+fn serve_can_be_tied_to_its_stdin() {
+    let fx = Fixture::new();
+    let socket = fx.base.join("stdin.sock");
+    let mut child = Command::new(exe())
+        .args(["serve", "--exit-on-stdin-eof", "--socket"])
+        .arg(&socket)
+        .args(fx.root_args())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_socket(&socket);
+    drop(child.stdin.take());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(!socket.exists());
+}
+
+#[test]
 fn a_stale_socket_is_replaced_but_a_live_one_is_kept() {
     let fx = Fixture::new();
     let server = serve(&fx);
