@@ -1,6 +1,7 @@
 //! A session: an actor that takes ops, runs one turn at a time, and emits events.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use approvals::{StandingApproval, StandingApprovals};
@@ -240,6 +241,8 @@ impl Session {
 struct RunningTurn {
     cancel: CancellationToken,
     task: JoinHandle<()>,
+    /// Set once the turn has sent `turn_finished` (it may still be saving).
+    finishing: Arc<AtomicBool>,
 }
 
 struct Actor {
@@ -283,6 +286,10 @@ impl Actor {
     async fn handle(&mut self, op: Op) {
         match op {
             Op::UserTurn { text } => {
+                if let Some(turn) = self.turn.take_if(|t| t.finishing.load(Ordering::SeqCst)) {
+                    // The client saw `turn_finished`; let the turn finish saving first.
+                    let _ = turn.task.await;
+                }
                 if self.turn.is_some() {
                     self.error(
                         ErrorCode::TurnInProgress,
@@ -292,12 +299,18 @@ impl Actor {
                     return;
                 }
                 let cancel = CancellationToken::new();
+                let finishing = Arc::new(AtomicBool::new(false));
                 let task = tokio::spawn(turn::run_turn(
                     Arc::clone(&self.shared),
                     text,
                     cancel.clone(),
+                    Arc::clone(&finishing),
                 ));
-                self.turn = Some(RunningTurn { cancel, task });
+                self.turn = Some(RunningTurn {
+                    cancel,
+                    task,
+                    finishing,
+                });
             }
             Op::Interrupt => match &self.turn {
                 Some(turn) => turn.cancel.cancel(),

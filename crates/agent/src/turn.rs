@@ -2,6 +2,7 @@
 //! user interrupts, a step limit is hit, or an error ends it.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::StreamExt;
 use model_client::{ContentBlock, Message, ModelError, ModelEvent, ModelRequest, Role, StopReason};
@@ -36,7 +37,14 @@ impl From<SinkError> for Abort {
     }
 }
 
-pub(crate) async fn run_turn(shared: Arc<Shared>, text: String, cancel: CancellationToken) {
+/// Runs one turn. `finishing` is set just before `turn_finished` goes out, so the session can
+/// take the next user turn the moment a client sees it (the task may still be saving).
+pub(crate) async fn run_turn(
+    shared: Arc<Shared>,
+    text: String,
+    cancel: CancellationToken,
+    finishing: Arc<AtomicBool>,
+) {
     let turn_id = uuid::Uuid::new_v4().to_string();
     let (stop_reason, steps) = match turn_body(&shared, &turn_id, text, &cancel).await {
         Ok(done) => done,
@@ -68,6 +76,7 @@ pub(crate) async fn run_turn(shared: Arc<Shared>, text: String, cancel: Cancella
             )
             .await;
     }
+    finishing.store(true, Ordering::SeqCst);
     shared
         .events
         .emit_logged(

@@ -493,3 +493,24 @@ async fn the_openai_wire_runs_the_same_turn() {
         "{tool_message}"
     );
 }
+
+#[tokio::test]
+async fn a_user_turn_sent_the_moment_turn_finished_arrives_is_taken() {
+    let mut h = Harness::new().await;
+    let session = h.start(ApprovalMode::Ask).await;
+    h.next().await;
+    for round in 0..5 {
+        h.server.push(Reply::stream([
+            sse::text(format!("answer {round}")),
+            sse::stop("end_turn"),
+        ]));
+        let events = h.run_turn(&session, &format!("question {round}")).await;
+        assert!(
+            !names(&events).contains(&"error"),
+            "round {round}: {:?}",
+            names(&events)
+        );
+        assert_eq!(finished(&events), (TurnStopReason::EndTurn, 1));
+    }
+    assert_eq!(h.server.request_count(), 5);
+}
