@@ -120,10 +120,8 @@ fn main() {
         audit_sink(Durability::Normal, normal_dir.path()),
         count,
     )));
-    let full = median(runtime.block_on(turns(
-        audit_sink(Durability::Full, full_dir.path()),
-        count,
-    )));
+    let full =
+        median(runtime.block_on(turns(audit_sink(Durability::Full, full_dir.path()), count)));
     println!("one tool turn (2 model requests, 1 read_file), median of {count} turns:");
     for (name, time) in [
         ("no audit (baseline)", baseline),
