@@ -11,6 +11,7 @@
 //! Every provider starts the tool-runner and reaches it through a [`RunnerConnection`].
 
 mod attestation;
+mod credentials;
 pub mod direct;
 mod error;
 pub mod local;

@@ -5,6 +5,7 @@
 //! | canary | proves |
 //! |---|---|
 //! | `grant_verified:<path>` | read-write: a nonce the host wrote is read (and removed) inside; read-only: a file's bytes (or the listing) match the host's |
+//! | `private_home_verified` | with credential entries: the sandbox's user lists exactly the copies the host put in the private home |
 //! | `home_absent` | the user's home is not there (only granted folders under it) |
 //! | `outside_read_refused` | a host sentinel file outside every grant cannot be read |
 //! | `outside_write_refused` | `/`, `/usr` and `/etc` refuse writes |
@@ -38,6 +39,8 @@ pub struct AttestInput<'a> {
     pub sentinel_secret: &'a str,
     /// The runner's host folder (mounted read-only).
     pub runner_dir: &'a str,
+    /// The private home holding the copies of credential entries, when any are enabled.
+    pub private_home: Option<&'a Path>,
     pub config_hash: String,
 }
 
@@ -60,6 +63,9 @@ pub async fn attest(
             FolderAccess::ReadWrite => verify_writable(connection, &folder.path).await,
             FolderAccess::ReadOnly => verify_read_only(connection, &folder.path).await,
         });
+    }
+    if let Some(home) = input.private_home {
+        canaries.push(super::private_home::verify(connection, home).await);
     }
     canaries.extend(run_canaries(connection, input).await);
     let attestation = Attestation {
@@ -378,7 +384,9 @@ fn judge(input: &AttestInput<'_>, obs: &BTreeMap<String, Observation>) -> Vec<Ca
         .request
         .folders
         .iter()
-        .filter_map(|f| Path::new(&f.path).strip_prefix(home).ok())
+        .map(|f| Path::new(&f.path))
+        .chain(input.private_home)
+        .filter_map(|path| path.strip_prefix(home).ok())
         .filter_map(|rest| rest.components().next())
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect();

@@ -12,14 +12,15 @@ pub mod discovery;
 pub mod exec;
 pub mod gateway;
 pub mod ocsf;
+mod private_home;
 mod rules;
 mod session;
 mod status;
 pub mod transport;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::fs::MetadataExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -29,11 +30,12 @@ use futures::StreamExt;
 use openshell_proto::v1::{SandboxPhase, ServiceStatus};
 use protocol::{MachineSandboxStatus, ProviderKind};
 use sandbox_policy::{
-    FolderSpec, HostRule, MountDriver, Owner, RUNNER_SOCKET, SandboxData, SecretSpec, SecretValue,
-    SessionSpec,
+    CredentialEntry, FolderSpec, HostRule, MountDriver, Owner, RUNNER_SOCKET, SandboxData,
+    SecretSpec, SecretValue, SessionSpec,
 };
 
 use crate::attestation::config_hash;
+use crate::credentials;
 use crate::error::ProviderError;
 use crate::sandbox::{Sandbox, SandboxProvider, SandboxRequest};
 use crate::spawn;
@@ -41,6 +43,7 @@ use crate::spawn;
 pub use discovery::{BearerToken, DiscoveryError, GatewayTarget, HostEnvironment, TlsMode};
 pub use exec::{ExecOutcome, ExecSpec};
 pub use gateway::Gateway;
+pub use private_home::{HOMES_DIR, SSH_PROXY_PATH, SSH_PROXY_SCRIPT};
 pub use session::{OpenShellSandbox, PendingRule};
 pub use transport::GatewayError;
 
@@ -121,6 +124,8 @@ pub struct SessionOptions {
 #[derive(Debug)]
 pub struct OpenShellProvider {
     config: OpenShellConfig,
+    /// Credential-share entries this machine offers (each off unless a session enables it).
+    credentials: Vec<CredentialEntry>,
     gateway: tokio::sync::Mutex<Option<Gateway>>,
 }
 
@@ -155,15 +160,36 @@ fn create_refusal(error: &GatewayError) -> ProviderError {
 }
 
 impl OpenShellProvider {
+    /// A provider offering the built-in credential entries of `config.data` (`ssh`, `gh`,
+    /// `aws`, `kube`); see [`OpenShellProvider::with_credentials`].
     pub fn new(config: OpenShellConfig) -> Self {
+        let credentials = config
+            .data
+            .credential_names()
+            .iter()
+            .filter_map(|name| config.data.credential(name).ok())
+            .collect();
         Self {
             config,
+            credentials,
             gateway: tokio::sync::Mutex::new(None),
         }
     }
 
+    /// Replaces the credential-share entries this machine offers: `sandbox-policy`'s
+    /// built-ins (opted in to optional files or not) and the user's custom entries.
+    pub fn with_credentials(mut self, entries: Vec<CredentialEntry>) -> Self {
+        self.credentials = entries;
+        self
+    }
+
     pub fn config(&self) -> &OpenShellConfig {
         &self.config
+    }
+
+    /// The credential-share entries this machine offers.
+    pub fn credentials(&self) -> &[CredentialEntry] {
+        &self.credentials
     }
 
     /// A connected, healthy, authenticated gateway, or the refusal saying why not.
@@ -226,28 +252,19 @@ impl OpenShellProvider {
         }
     }
 
-    /// Renders a session: folders with their owners, the machine's and session's secrets
-    /// (values from the host environment; a missing one is an error naming the variable).
+    /// Renders a session: folders with their owners, the enabled credential entries with
+    /// their private home, the machine's and session's secrets (values from the host
+    /// environment; a missing one is an error naming the variable).
     fn render(
         &self,
         request: &SandboxRequest,
         options: &SessionOptions,
         driver: MountDriver,
+        folders: Vec<FolderSpec>,
+        entries: &[CredentialEntry],
+        private_home: Option<&Path>,
     ) -> Result<sandbox_policy::RenderedSandbox, ProviderError> {
         let invalid = |e: sandbox_policy::PolicyError| ProviderError::InvalidRequest(e.to_string());
-        let mut folders = Vec::new();
-        for folder in &request.folders {
-            let meta = std::fs::metadata(&folder.path)
-                .map_err(|e| ProviderError::io(format!("reading {}", folder.path), e))?;
-            folders.push(FolderSpec {
-                path: folder.path.clone(),
-                access: folder.access,
-                owner: Owner {
-                    uid: meta.uid(),
-                    gid: meta.gid(),
-                },
-            });
-        }
         let extra_hosts = request
             .extra_hosts
             .iter()
@@ -275,8 +292,8 @@ impl OpenShellProvider {
             cwd: request.cwd.clone(),
             network: request.network_profile,
             extra_hosts,
-            credentials: Vec::new(),
-            private_home: None,
+            credentials: entries.to_vec(),
+            private_home: private_home.map(|p| p.display().to_string()),
             runner_dir: self.config.runner_dir.display().to_string(),
             image: self.config.image.clone(),
             driver,
@@ -295,17 +312,33 @@ impl OpenShellProvider {
         progress: &(dyn Fn(String) + Send + Sync),
     ) -> Result<Arc<OpenShellSandbox>, ProviderError> {
         spawn::check_folders(request)?;
-        if !request.credentials.is_empty() {
-            return Err(ProviderError::InvalidRequest(format!(
-                "credential-share entries ({}) are not available with the openshell provider; \
-                 use secrets (OpenShell providers) or the local wall",
-                request.credentials.join(", ")
-            )));
-        }
+        let entries = credentials::enabled_entries(
+            &self.credentials,
+            &request.credentials,
+            &self.config.user_home,
+        )?;
         let keep = options.keep.unwrap_or(self.config.keep);
         let gateway = self.gateway().await?;
         let driver = self.mount_driver(&gateway).await?;
-        let rendered = self.render(request, options, driver)?;
+        let folders = folder_specs(request)?;
+        let home_path = if entries.is_empty() {
+            None
+        } else {
+            let path = private_home::location(
+                &self.config.state_dir,
+                &sandbox_policy::sandbox_name(&request.session_id),
+            );
+            private_home::check_location(&path, request)?;
+            Some(path)
+        };
+        let rendered = self.render(
+            request,
+            options,
+            driver,
+            folders.clone(),
+            &entries,
+            home_path.as_deref(),
+        )?;
         let name = rendered.name.clone();
         let hash = config_hash(&[
             "openshell",
@@ -335,7 +368,9 @@ impl OpenShellProvider {
                     .as_ref()
                     .and_then(|m| m.annotations.get(CONFIG_ANNOTATION))
                     == create.annotations.get(CONFIG_ANNOTATION);
-                if same && gateway::phase_of(&existing) == SandboxPhase::Ready {
+                // A kept sandbox is reused only with its private home still in place.
+                let home_kept = home_path.as_deref().is_none_or(Path::is_dir);
+                if same && home_kept && gateway::phase_of(&existing) == SandboxPhase::Ready {
                     progress(format!("reusing the kept sandbox {name}"));
                     true
                 } else {
@@ -348,6 +383,27 @@ impl OpenShellProvider {
             }
             Ok(None) => false,
             Err(e) => return Err(unavailable(format!("looking up sandbox {name}: {e}"))),
+        };
+
+        // Removed again if anything below fails (the guard's Drop), after the sandbox.
+        let home = match &home_path {
+            None => None,
+            Some(path) if reuse => Some(private_home::PrivateHome::adopt(path)),
+            Some(path) => {
+                progress(format!(
+                    "copying the credential entries ({}) into the private home {}",
+                    request.credentials.join(", "),
+                    path.display()
+                ));
+                let owner = sandbox_policy::run_as_owner(&folders, &request.cwd)
+                    .map_err(|e| ProviderError::InvalidRequest(e.to_string()))?;
+                Some(private_home::PrivateHome::prepare(
+                    path,
+                    &entries,
+                    &self.config.user_home,
+                    owner,
+                )?)
+            }
         };
 
         if !reuse {
@@ -403,7 +459,11 @@ impl OpenShellProvider {
             }
         };
         progress("verifying the folders and the wall from inside".into());
-        let attestation = match self.attest(&connection, request, hash).await {
+        let home_inside = home.as_ref().map(|h| h.path().to_path_buf());
+        let attestation = match self
+            .attest(&connection, request, home_inside.as_deref(), hash)
+            .await
+        {
             Ok(attestation) => attestation,
             Err(e) => {
                 drop(connection);
@@ -425,6 +485,7 @@ impl OpenShellProvider {
             connection: tokio::sync::Mutex::new(Some(Arc::new(connection))),
             reported: Default::default(),
             closed: AtomicBool::new(false),
+            private_home: std::sync::Mutex::new(home),
         });
         sandbox.mark_log_seen().await;
         Ok(sandbox)
@@ -434,6 +495,7 @@ impl OpenShellProvider {
         &self,
         connection: &crate::runner_client::RunnerConnection,
         request: &SandboxRequest,
+        private_home: Option<&Path>,
         hash: String,
     ) -> Result<protocol::Attestation, ProviderError> {
         let dir = &self.config.state_dir;
@@ -452,6 +514,7 @@ impl OpenShellProvider {
                 sentinel: &sentinel,
                 sentinel_secret: &secret,
                 runner_dir: &runner_dir,
+                private_home,
                 config_hash: hash,
             },
         )
@@ -493,6 +556,26 @@ impl OpenShellProvider {
         let sandbox = self.start_session(request, options, progress).await?;
         Ok((sandbox, RESTART_NOTE))
     }
+}
+
+/// The session's folders with their owners on the host.
+fn folder_specs(request: &SandboxRequest) -> Result<Vec<FolderSpec>, ProviderError> {
+    request
+        .folders
+        .iter()
+        .map(|folder| {
+            let meta = std::fs::metadata(&folder.path)
+                .map_err(|e| ProviderError::io(format!("reading {}", folder.path), e))?;
+            Ok(FolderSpec {
+                path: folder.path.clone(),
+                access: folder.access,
+                owner: Owner {
+                    uid: meta.uid(),
+                    gid: meta.gid(),
+                },
+            })
+        })
+        .collect()
 }
 
 #[async_trait]
@@ -548,16 +631,24 @@ impl SandboxProvider for OpenShellProvider {
             result.map_err(|e| unavailable(format!("deleting orphan {name}: {e}")))?;
             reaped.push(name);
         }
-        let remaining: Vec<String> = gateway
+        let left: Vec<_> = gateway
             .list_sandboxes(&selector)
             .await
             .map_err(|e| unavailable(format!("listing this machine's sandboxes: {e}")))?
             .into_iter()
-            .filter_map(|s| {
-                s.metadata
-                    .and_then(|m| m.labels.get("paddock.session").cloned())
-            })
+            .filter_map(|s| s.metadata)
             .collect();
+        let remaining: Vec<String> = left
+            .iter()
+            .filter_map(|m| m.labels.get("paddock.session").cloned())
+            .collect();
+        // Private homes whose sandbox is gone (deleted above, or lost with a crash).
+        let live: BTreeSet<String> = left.iter().map(|m| m.name.clone()).collect();
+        for home in private_home::reap(&self.config.state_dir, &live)? {
+            if !reaped.contains(&home) {
+                reaped.push(format!("{home} (private home)"));
+            }
+        }
         let providers = gateway
             .list_providers(&selector)
             .await

@@ -1,6 +1,6 @@
 //! One session's OpenShell sandbox: the attached runner stream (re-attached after a loss,
 //! without losing the sandbox), denials correlated with each command, drafted rules, live
-//! policy edits, and deletion with its providers at close.
+//! policy edits, and deletion with its providers (and its private home) at close.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,6 +16,7 @@ use tool_protocol::{ToolRequest, ToolResult};
 
 use super::gateway::{Gateway, phase_of, time_ms};
 use super::ocsf;
+use super::private_home::PrivateHome;
 use super::transport::GatewayError;
 use crate::attestation::now_ms;
 use crate::error::ProviderError;
@@ -117,6 +118,8 @@ pub struct OpenShellSandbox {
     pub(crate) connection: tokio::sync::Mutex<Option<Arc<RunnerConnection>>>,
     pub(crate) reported: Mutex<HashSet<(i64, String)>>,
     pub(crate) closed: AtomicBool,
+    /// The copies of the enabled credential entries (removed with the sandbox).
+    pub(crate) private_home: Mutex<Option<PrivateHome>>,
 }
 
 impl std::fmt::Debug for OpenShellSandbox {
@@ -318,18 +321,37 @@ impl OpenShellSandbox {
             .map_err(|e| gateway_error("reading the live policy", e))
     }
 
-    /// Deletes the sandbox and its providers (the part of `close` that talks to the gateway).
+    /// The host folder holding the copies of the session's credential entries, while it
+    /// exists.
+    pub fn private_home(&self) -> Option<std::path::PathBuf> {
+        self.private_home
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .map(|home| home.path().to_path_buf())
+    }
+
+    /// Deletes the sandbox and its providers, then the private home with the copies (removed
+    /// even when the gateway failed to delete the sandbox: copies never outlive a close).
     pub(crate) async fn delete(&self) -> Result<(), ProviderError> {
-        self.gateway
+        let deleted = self
+            .gateway
             .delete_sandbox(&self.name)
             .await
-            .map_err(|e| gateway_error(&format!("deleting sandbox {}", self.name), e))?;
+            .map_err(|e| gateway_error(&format!("deleting sandbox {}", self.name), e));
+        let home = self
+            .private_home
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        let removed = home.map_or(Ok(()), PrivateHome::remove);
+        deleted?;
         for provider in &self.providers {
             if let Err(e) = self.gateway.delete_provider(provider.clone()).await {
                 tracing::warn!(provider = %provider.name, error = %e, "deleting a provider failed");
             }
         }
-        Ok(())
+        removed
     }
 }
 
@@ -398,6 +420,15 @@ impl Sandbox for OpenShellSandbox {
         // Dropping the stream closes the attach command's stdin; the runner keeps serving.
         self.connection.lock().await.take();
         if self.keep {
+            // The kept sandbox still mounts its private home.
+            let home = self
+                .private_home
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            if let Some(home) = home {
+                home.leave();
+            }
             return Ok(());
         }
         self.delete().await
