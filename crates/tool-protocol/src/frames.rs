@@ -440,6 +440,12 @@ impl RunnerFrame {
         crate::base64::decode_slice_into(data, out).ok()?;
         Some((id, stream))
     }
+
+    /// The call id, stream and still-encoded base64 data of a canonical base64 `output` line,
+    /// so a host can pick the buffer to decode into by call id. Any other line returns `None`.
+    pub fn output_parts(line: &[u8]) -> Option<(&str, Stream, &[u8])> {
+        canonical_output_parts(line)
+    }
 }
 
 /// A raw JSON value is itself a valid field type (used for `args` and `result`).

@@ -6,19 +6,28 @@
 
 mod lines;
 
+use lines::{FrameReader, RawLine};
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
+use tool_protocol::base64;
 use tool_protocol::checksum::Crc32c;
 use tool_protocol::{
-    Call, Data, Download, DownloadResult, ErrorCode, Hello, HostFrame, RunnerFrame, Stream,
+    Call, Data, Download, DownloadResult, ErrorCode, Hello, HostFrame, RunnerFrame, Stat, Stream,
     ToolRequest, ToolResult, Upload, UploadResult,
 };
+
+/// Bytes per download frame: the protocol's maximum, fewest frames per file.
+const DOWNLOAD_CHUNK_BYTES: u64 = 4 << 20;
+
+/// The most a download reserves up front from the file's announced size.
+const MAX_PREALLOCATION: usize = 1 << 30;
 
 /// How long the host waits for a cancelled call's final frame before giving up on it.
 const CANCEL_GRACE: Duration = Duration::from_secs(5);
@@ -64,9 +73,32 @@ pub enum CallError {
 
 type CallReply = Result<ToolResult, CallError>;
 
+/// A download's bytes, decoded by the reader straight out of each frame's base64.
+#[derive(Default)]
+struct DownloadBuffer {
+    bytes: Vec<u8>,
+    crc: Crc32c,
+}
+
+/// How a call ended, with its download bytes when it was a download.
+struct Finished {
+    reply: CallReply,
+    download: Option<DownloadBuffer>,
+}
+
 struct PendingCall {
     output: Option<mpsc::UnboundedSender<OutputChunk>>,
-    done: oneshot::Sender<CallReply>,
+    download: Option<DownloadBuffer>,
+    done: oneshot::Sender<Finished>,
+}
+
+impl PendingCall {
+    fn finish(self, reply: CallReply) {
+        let _ = self.done.send(Finished {
+            reply,
+            download: self.download,
+        });
+    }
 }
 
 #[derive(Default)]
@@ -91,9 +123,7 @@ impl Shared {
     fn close(&self, reason: &str) {
         *self.closed.lock().unwrap_or_else(PoisonError::into_inner) = Some(reason.to_owned());
         for (_, call) in self.calls().drain() {
-            let _ = call
-                .done
-                .send(Err(CallError::Disconnected(reason.to_owned())));
+            call.finish(Err(CallError::Disconnected(reason.to_owned())));
         }
     }
 }
@@ -123,11 +153,11 @@ impl RunnerConnection {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let mut reader = BufReader::with_capacity(256 * 1024, reader);
-        let mut buf = Vec::new();
-        let first = tokio::time::timeout(timeout, lines::next_line(&mut reader, &mut buf))
+        let mut reader = FrameReader::new(reader);
+        let first = tokio::time::timeout(timeout, reader.next_line())
             .await
             .map_err(|_| ConnectError::Timeout(timeout))??
+            .map(lines::to_line)
             .ok_or(ConnectError::NoHello)?;
         let hello = match RunnerFrame::decode(&first) {
             Ok(RunnerFrame::Hello(hello)) => hello,
@@ -175,14 +205,37 @@ impl RunnerConnection {
         output: Option<mpsc::UnboundedSender<OutputChunk>>,
         cancel: &CancellationToken,
     ) -> Result<ToolResult, CallError> {
+        self.call_collecting(request, output, None, cancel)
+            .await
+            .reply
+    }
+
+    async fn call_collecting(
+        &self,
+        request: ToolRequest,
+        output: Option<mpsc::UnboundedSender<OutputChunk>>,
+        download: Option<DownloadBuffer>,
+        cancel: &CancellationToken,
+    ) -> Finished {
         let id = format!("c{}", self.next_id.fetch_add(1, Ordering::Relaxed));
         let (done, mut done_rx) = oneshot::channel();
+        let early_end = |reply| Finished {
+            reply: Err(reply),
+            download: None,
+        };
         {
             let mut calls = self.shared.calls();
             if let Some(reason) = self.shared.closed() {
-                return Err(CallError::Disconnected(reason));
+                return early_end(CallError::Disconnected(reason));
             }
-            calls.insert(id.clone(), PendingCall { output, done });
+            calls.insert(
+                id.clone(),
+                PendingCall {
+                    output,
+                    download,
+                    done,
+                },
+            );
         }
         let frame = HostFrame::Call(Call {
             id: id.clone(),
@@ -190,22 +243,25 @@ impl RunnerConnection {
         });
         if self.outgoing.send(frame.encode()).is_err() {
             self.shared.calls().remove(&id);
-            return Err(CallError::Disconnected("the writer has stopped".into()));
+            return early_end(CallError::Disconnected("the writer has stopped".into()));
         }
         tokio::select! {
-            reply = &mut done_rx => flatten(reply),
+            finished = &mut done_rx => flatten(finished),
             () = cancel.cancelled() => {
                 let _ = self.outgoing.send(HostFrame::Cancel { id: id.clone() }.encode());
                 match tokio::time::timeout(CANCEL_GRACE, &mut done_rx).await {
-                    Ok(reply) => match flatten(reply) {
-                        Err(CallError::Tool { code: ErrorCode::Cancelled, .. }) => {
-                            Err(CallError::Cancelled)
+                    Ok(finished) => {
+                        let mut finished = flatten(finished);
+                        if let Err(CallError::Tool { code: ErrorCode::Cancelled, .. }) =
+                            finished.reply
+                        {
+                            finished.reply = Err(CallError::Cancelled);
                         }
-                        other => other,
-                    },
+                        finished
+                    }
                     Err(_) => {
                         self.shared.calls().remove(&id);
-                        Err(CallError::Protocol(format!(
+                        early_end(CallError::Protocol(format!(
                             "call {id} was cancelled but the runner did not confirm within {CANCEL_GRACE:?}"
                         )))
                     }
@@ -223,44 +279,53 @@ impl RunnerConnection {
         self.ended.cancel();
     }
 
-    /// Downloads one file, verifying its length and checksum.
+    /// Downloads one file, verifying its length and checksum. The chunks are decoded by the
+    /// connection's reader straight into one buffer (no frame objects, no channel hop).
     pub async fn download(
         &self,
         path: &str,
         cancel: &CancellationToken,
     ) -> Result<(Vec<u8>, DownloadResult), CallError> {
-        let (tx, mut rx) = mpsc::unbounded_channel::<OutputChunk>();
-        let collect = tokio::spawn(async move {
-            let mut bytes = Vec::new();
-            let mut crc = Crc32c::new();
-            while let Some(chunk) = rx.recv().await {
-                if chunk.stream == Stream::Data {
-                    crc.update(chunk.chunk.as_bytes());
-                    bytes.extend_from_slice(chunk.chunk.as_bytes());
+        // Knowing the size up front saves the buffer's regrowth (copies and page faults); a
+        // file that changes meanwhile is still caught by the size and checksum check below.
+        let expected = match self
+            .call(
+                Stat {
+                    path: path.to_owned(),
                 }
-            }
-            (bytes, crc)
-        });
+                .into(),
+                None,
+                cancel,
+            )
+            .await?
+        {
+            ToolResult::Stat(stat) => usize::try_from(stat.size).unwrap_or(0),
+            _ => 0,
+        };
+        let buffer = DownloadBuffer {
+            bytes: Vec::with_capacity(expected.min(MAX_PREALLOCATION)),
+            crc: Crc32c::new(),
+        };
         let request = Download {
             path: path.to_owned(),
-            chunk_bytes: None,
+            chunk_bytes: Some(DOWNLOAD_CHUNK_BYTES),
         };
-        let result = self.call(request.into(), Some(tx), cancel).await;
-        let (bytes, crc) = collect
-            .await
-            .map_err(|e| CallError::Protocol(format!("download collector failed: {e}")))?;
-        match result? {
+        let finished = self
+            .call_collecting(request.into(), None, Some(buffer), cancel)
+            .await;
+        let buffer = finished.download.unwrap_or_default();
+        match finished.reply? {
             ToolResult::Download(done) => {
-                if done.size != bytes.len() as u64 || done.checksum != crc.to_wire() {
+                let checksum = buffer.crc.to_wire();
+                if done.size != buffer.bytes.len() as u64 || done.checksum != checksum {
                     return Err(CallError::Protocol(format!(
-                        "download of {path} arrived damaged: runner sent {} bytes ({}), host got {} ({})",
+                        "download of {path} arrived damaged: runner sent {} bytes ({}), host got {} ({checksum})",
                         done.size,
                         done.checksum,
-                        bytes.len(),
-                        crc.to_wire()
+                        buffer.bytes.len(),
                     )));
                 }
-                Ok((bytes, done))
+                Ok((buffer.bytes, done))
             }
             other => Err(unexpected("download", &other)),
         }
@@ -314,8 +379,11 @@ impl Drop for RunnerConnection {
     }
 }
 
-fn flatten(reply: Result<CallReply, oneshot::error::RecvError>) -> CallReply {
-    reply.unwrap_or_else(|_| Err(CallError::Disconnected("the reader has stopped".into())))
+fn flatten(finished: Result<Finished, oneshot::error::RecvError>) -> Finished {
+    finished.unwrap_or_else(|_| Finished {
+        reply: Err(CallError::Disconnected("the reader has stopped".into())),
+        download: None,
+    })
 }
 
 fn unexpected(tool: &str, result: &ToolResult) -> CallError {
@@ -354,18 +422,26 @@ async fn write_frames<W: AsyncWrite + Unpin>(
 }
 
 async fn read_frames<R: AsyncRead + Unpin>(
-    mut reader: BufReader<R>,
+    mut reader: FrameReader<R>,
     shared: Arc<Shared>,
     ended: CancellationToken,
 ) {
-    let mut buf = Vec::new();
     let reason = loop {
-        let line = tokio::select! {
-            line = lines::next_line(&mut reader, &mut buf) => line,
+        let raw = tokio::select! {
+            raw = reader.next_line() => raw,
             () = ended.cancelled() => break "the connection was closed".to_owned(),
         };
-        let line = match line {
-            Ok(Some(line)) => line,
+        let line = match raw {
+            Ok(Some(raw)) => {
+                // Download chunks (and other base64 output) skip the UTF-8 pass and the tree.
+                if let RawLine::Bytes(bytes) = raw
+                    && let Some((id, stream, data)) = RunnerFrame::output_parts(bytes)
+                {
+                    route_encoded_output(&shared, id, stream, data);
+                    continue;
+                }
+                lines::to_line(raw)
+            }
             Ok(None) => break "the tool-runner closed the connection".to_owned(),
             Err(e) => break format!("reading from the tool-runner failed: {e}"),
         };
@@ -376,13 +452,47 @@ async fn read_frames<R: AsyncRead + Unpin>(
                 if let Some(id) = e.id
                     && let Some(call) = shared.calls().remove(&id)
                 {
-                    let _ = call.done.send(Err(CallError::Protocol(e.message)));
+                    call.finish(Err(CallError::Protocol(e.message)));
                 }
             }
         }
     };
     ended.cancel();
     shared.close(&reason);
+}
+
+/// A base64 `output` frame: decoded into the call's download buffer, or handed to its output
+/// channel. Bad base64 fails the call (the runner never writes it).
+fn route_encoded_output(shared: &Shared, id: &str, stream: Stream, data: &[u8]) {
+    let mut calls = shared.calls();
+    let Some(call) = calls.get_mut(id) else {
+        return;
+    };
+    let decoded = match (&mut call.download, stream) {
+        (Some(buffer), Stream::Data) => {
+            let start = buffer.bytes.len();
+            base64::decode_slice_into(data, &mut buffer.bytes)
+                .map(|()| buffer.crc.update(&buffer.bytes[start..]))
+        }
+        _ => {
+            let mut bytes = Vec::with_capacity(data.len() / 4 * 3);
+            base64::decode_slice_into(data, &mut bytes).map(|()| {
+                if let Some(sink) = &call.output {
+                    let _ = sink.send(OutputChunk {
+                        stream,
+                        chunk: Data::Bytes(bytes),
+                    });
+                }
+            })
+        }
+    };
+    if let Err(e) = decoded
+        && let Some(call) = calls.remove(id)
+    {
+        call.finish(Err(CallError::Protocol(format!(
+            "output of call {id} is not base64: {e}"
+        ))));
+    }
 }
 
 fn route(shared: &Shared, frame: RunnerFrame) {
@@ -394,7 +504,7 @@ fn route(shared: &Shared, frame: RunnerFrame) {
         }
         RunnerFrame::Result { id, result } => {
             if let Some(call) = shared.calls().remove(&id) {
-                let _ = call.done.send(Ok(result));
+                call.finish(Ok(result));
             }
         }
         RunnerFrame::Error {
@@ -403,7 +513,7 @@ fn route(shared: &Shared, frame: RunnerFrame) {
             message,
         } => {
             if let Some(call) = shared.calls().remove(&id) {
-                let _ = call.done.send(Err(CallError::Tool { code, message }));
+                call.finish(Err(CallError::Tool { code, message }));
             }
         }
         RunnerFrame::Error {
@@ -416,5 +526,47 @@ fn route(shared: &Shared, frame: RunnerFrame) {
         RunnerFrame::Hello(_) => {
             tracing::warn!("the tool-runner sent a second hello; ignored");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::AsyncWriteExt;
+
+    use super::*;
+
+    /// A peer that writes `first` as its opening line (the real runner always speaks
+    /// [`tool_protocol::PROTOCOL_VERSION`], so other versions can only come from a script).
+    async fn open_with_first_line(first: &str) -> Result<RunnerConnection, ConnectError> {
+        let (host_side, mut peer) = tokio::io::duplex(4096);
+        peer.write_all(first.as_bytes()).await.unwrap();
+        let (read, write) = tokio::io::split(host_side);
+        RunnerConnection::open(read, write, Duration::from_secs(2)).await
+    }
+
+    #[tokio::test]
+    async fn another_protocol_version_is_refused_naming_both() {
+        let hello = "{\"type\":\"hello\",\"protocol\":99,\"build_id\":\"crc32c:00000000\",\"roots\":[],\"cwd\":\"/\",\"pid\":7}\n";
+        let err = open_with_first_line(hello).await.unwrap_err();
+        let message = err.to_string();
+        assert!(matches!(err, ConnectError::VersionMismatch(_)), "{err:?}");
+        assert!(message.contains("protocol version 99"), "{message}");
+        assert!(
+            message.contains(&format!(
+                "this host speaks version {}",
+                tool_protocol::PROTOCOL_VERSION
+            )),
+            "{message}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_first_frame_that_is_not_hello_is_refused() {
+        let err = open_with_first_line("{\"type\":\"shutdown\"}\n")
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ConnectError::BadHello(_)), "{err:?}");
+        let err = open_with_first_line("not json\n").await.unwrap_err();
+        assert!(err.to_string().contains("not JSON"), "{err}");
     }
 }

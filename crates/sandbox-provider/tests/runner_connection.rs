@@ -1,0 +1,235 @@
+//! `RunnerConnection` against the real tool-runner (stdio mode, as the direct provider runs it):
+//! concurrency, streamed output, cancel, transfers with checksums, and a lost connection.
+
+#![allow(clippy::unwrap_used)]
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sandbox_provider::{CallError, RunnerConnection};
+use tempfile::TempDir;
+use test_support::binaries;
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tool_protocol::{
+    ErrorCode, ReadFile, RootMode, RunBash, Stream, ToolRequest, ToolResult, WriteFile,
+};
+
+async fn runner(folder: &TempDir) -> (RunnerConnection, Child) {
+    let root = folder.path().to_str().unwrap();
+    let mut child = Command::new(binaries::tool_runner())
+        .args(["stdio", "--root", &format!("{root}:rw"), "--cwd", root])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let connection = RunnerConnection::open(stdout, stdin, Duration::from_secs(10))
+        .await
+        .unwrap();
+    (connection, child)
+}
+
+fn bash(command: &str) -> ToolRequest {
+    ToolRequest::RunBash(RunBash {
+        command: command.into(),
+        cwd: None,
+        env: None,
+        stdin: None,
+        timeout_ms: None,
+        max_output_bytes: None,
+    })
+}
+
+#[tokio::test]
+async fn hello_names_the_granted_folder() {
+    let folder = TempDir::new().unwrap();
+    let (connection, _child) = runner(&folder).await;
+    let hello = connection.hello();
+    assert_eq!(hello.roots.len(), 1);
+    assert_eq!(hello.roots[0].path, folder.path().to_str().unwrap());
+    assert_eq!(hello.roots[0].mode, RootMode::ReadWrite);
+    assert!(hello.build_id.starts_with("crc32c:"), "{}", hello.build_id);
+}
+
+#[tokio::test]
+async fn fifty_calls_in_flight_each_get_their_own_answer() {
+    let folder = TempDir::new().unwrap();
+    for i in 0..50 {
+        std::fs::write(
+            folder.path().join(format!("f{i}.txt")),
+            format!("content {i}\n"),
+        )
+        .unwrap();
+    }
+    let (connection, _child) = runner(&folder).await;
+    let connection = Arc::new(connection);
+    let mut tasks = Vec::new();
+    for i in 0..50 {
+        let connection = connection.clone();
+        tasks.push(tokio::spawn(async move {
+            let request = ToolRequest::ReadFile(ReadFile {
+                path: format!("f{i}.txt"),
+                offset: None,
+                limit: None,
+            });
+            (
+                i,
+                connection
+                    .call(request, None, &CancellationToken::new())
+                    .await,
+            )
+        }));
+    }
+    for task in tasks {
+        let (i, result) = task.await.unwrap();
+        match result.unwrap() {
+            ToolResult::ReadFile(read) => {
+                assert!(read.content.contains(&format!("content {i}")), "{read:?}")
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn output_streams_before_the_result() {
+    let folder = TempDir::new().unwrap();
+    let (connection, _child) = runner(&folder).await;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let result = connection
+        .call(
+            bash("echo one; sleep 0.2; echo two >&2"),
+            Some(tx),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let mut chunks = Vec::new();
+    while let Ok(chunk) = rx.try_recv() {
+        chunks.push(chunk);
+    }
+    assert!(
+        chunks
+            .iter()
+            .any(|c| c.stream == Stream::Stdout && c.chunk.as_bytes() == b"one\n")
+    );
+    assert!(
+        chunks
+            .iter()
+            .any(|c| c.stream == Stream::Stderr && c.chunk.as_bytes() == b"two\n")
+    );
+    let ToolResult::RunBash(done) = result else {
+        panic!("{result:?}")
+    };
+    assert_eq!(done.exit_code, Some(0));
+}
+
+#[tokio::test]
+async fn cancel_stops_the_command_and_says_so() {
+    let folder = TempDir::new().unwrap();
+    let (connection, _child) = runner(&folder).await;
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        trigger.cancel();
+    });
+    let started = Instant::now();
+    let marker = folder.path().join("late");
+    let command = format!("sleep 5; touch {}", marker.display());
+    let result = connection.call(bash(&command), None, &cancel).await;
+    assert_eq!(result, Err(CallError::Cancelled));
+    assert!(started.elapsed() < Duration::from_secs(4));
+    // The connection is still usable, and the killed command never finished.
+    let after = connection
+        .call(bash("echo alive"), None, &CancellationToken::new())
+        .await;
+    assert!(matches!(after, Ok(ToolResult::RunBash(_))));
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(!marker.exists(), "the cancelled command ran to its end");
+}
+
+#[tokio::test]
+async fn download_and_upload_round_trip_with_checksums() {
+    let folder = TempDir::new().unwrap();
+    let bytes: Vec<u8> = (0..5_000_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    std::fs::write(folder.path().join("blob.bin"), &bytes).unwrap();
+    let (connection, _child) = runner(&folder).await;
+    let cancel = CancellationToken::new();
+
+    let (downloaded, result) = connection.download("blob.bin", &cancel).await.unwrap();
+    assert_eq!(downloaded, bytes);
+    assert_eq!(result.size, bytes.len() as u64);
+    assert_eq!(result.checksum, tool_protocol::checksum::checksum(&bytes));
+
+    let uploaded = connection
+        .upload("copy.bin", &bytes, 700_000, &cancel)
+        .await
+        .unwrap();
+    assert!(uploaded.complete);
+    assert_eq!(
+        std::fs::read(folder.path().join("copy.bin")).unwrap(),
+        bytes
+    );
+}
+
+#[tokio::test]
+async fn a_refusal_carries_the_runner_code_and_path() {
+    let folder = TempDir::new().unwrap();
+    let (connection, _child) = runner(&folder).await;
+    let request = ToolRequest::WriteFile(WriteFile {
+        path: "/etc/paddock-test".into(),
+        content: "x".into(),
+        create_parents: None,
+    });
+    match connection
+        .call(request, None, &CancellationToken::new())
+        .await
+    {
+        Err(CallError::Tool { code, message }) => {
+            assert_eq!(code, ErrorCode::OutsideRoots);
+            assert!(message.contains("/etc/paddock-test"), "{message}");
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_lost_runner_fails_calls_in_flight_and_later_ones() {
+    let folder = TempDir::new().unwrap();
+    let (connection, mut child) = runner(&folder).await;
+    let connection = Arc::new(connection);
+    let in_flight = {
+        let connection = connection.clone();
+        tokio::spawn(async move {
+            connection
+                .call(bash("sleep 30"), None, &CancellationToken::new())
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    child.kill().await.unwrap();
+    let result = tokio::time::timeout(Duration::from_secs(5), in_flight)
+        .await
+        .expect("the in-flight call should end when the runner dies")
+        .unwrap();
+    assert!(
+        matches!(result, Err(CallError::Disconnected(_))),
+        "{result:?}"
+    );
+    connection.ended().await;
+    let later = connection
+        .call(bash("true"), None, &CancellationToken::new())
+        .await;
+    assert!(
+        matches!(later, Err(CallError::Disconnected(_))),
+        "{later:?}"
+    );
+}
