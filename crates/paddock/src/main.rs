@@ -4,6 +4,7 @@
 mod audit_cmd;
 mod machine;
 mod run;
+mod sandbox_check;
 mod terminal;
 
 use std::process::ExitCode;
@@ -121,6 +122,13 @@ enum SandboxCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Build a throwaway sandbox on an empty folder, show its wall attestation from inside, run
+    /// one command through it, and tear it down (exit code 1 when any of it fails).
+    Check {
+        /// Check this provider instead of the configured one.
+        #[arg(long, value_enum)]
+        provider: Option<ProviderArg>,
+    },
     /// Choose the provider in the machine config (shows the change and asks first).
     Setup {
         #[arg(long, value_enum, default_value = "local")]
@@ -237,6 +245,9 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         } => match command {
             SandboxCommand::Status { provider, json } => {
                 machine::status(&paths, &config, provider.map(Into::into), json).await
+            }
+            SandboxCommand::Check { provider } => {
+                sandbox_check::check(&paths, &config, provider.map(Into::into)).await
             }
             SandboxCommand::Setup { provider, yes } => {
                 let stdin = std::io::stdin();
