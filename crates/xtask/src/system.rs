@@ -35,6 +35,10 @@ pub const TEST_EXTRA_PACKAGES: &[Package] = &[
         why: "proxy and denial tests run curl inside the wall",
     },
     Package {
+        name: "openssh-client",
+        why: "credential-entry tests reach a host over ssh through the sandbox's proxy",
+    },
+    Package {
         name: "procps",
         why: "process-group and grandchild checks in the runner tests",
     },

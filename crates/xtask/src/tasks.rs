@@ -65,7 +65,10 @@ pub fn runner() -> Result<PathBuf, String> {
         .env("CARGO_TARGET_DIR", &target_dir)
         // One crate graph, std only: fat LTO costs seconds and keeps it under 2 MiB.
         .env("CARGO_PROFILE_RELEASE_LTO", "fat")
-        .env("RUSTFLAGS", "-C target-feature=+crt-static -C strip=symbols");
+        .env(
+            "RUSTFLAGS",
+            "-C target-feature=+crt-static -C strip=symbols",
+        );
     run(command)?;
     Ok(target_dir
         .join(RUNNER_TARGET)
@@ -99,15 +102,46 @@ fn test_binaries(command: &mut Command) -> Result<(), String> {
     Ok(())
 }
 
-/// Set up, build, and start the product on its embedded default.
+/// Set up, build, and start the product on its embedded default (the local wall).
+///
+/// Until the server (`paddock up`) exists, the product's main job shown here is the wall
+/// itself: the machine's readiness, a throwaway sandbox built and attested from inside, and the
+/// tool-runner's own self-check.
 pub fn up(args: &[String]) -> Result<(), String> {
     system::ensure_run_packages()?;
     let runner = runner()?;
-    // Until the host app exists, the product's main job is the runner's own self-check:
-    // it starts the runner, speaks the protocol to it and prints what each tool answered.
-    let mut command = Command::new(&runner);
-    command.arg("self-check").args(args);
-    run(command)
+    let mut build = cargo();
+    build.args([
+        "build",
+        "--locked",
+        "--package",
+        "paddock",
+        "--package",
+        "paddock-wall",
+    ]);
+    run(build)?;
+    let paddock = root().join("target").join("debug").join("paddock");
+    let wall = root().join("target").join("debug").join("paddock-wall");
+    for step in [
+        vec!["machine", "sandbox", "status"],
+        vec!["machine", "sandbox", "check"],
+    ] {
+        let mut command = Command::new(&paddock);
+        command
+            .args(&step)
+            .env("PADDOCK_TOOL_RUNNER", &runner)
+            .env("PADDOCK_WALL", &wall);
+        run(command)?;
+    }
+    let mut self_check = Command::new(&runner);
+    self_check.arg("self-check").args(args);
+    run(self_check)?;
+    println!(
+        "\nPaddock is ready on this machine. Next: set a model key (e.g. ANTHROPIC_API_KEY) and run\n  \
+         {} run \"describe this project\" --folder \"$PWD:ro\"",
+        paddock.display()
+    );
+    Ok(())
 }
 
 pub fn lint() -> Result<(), String> {
