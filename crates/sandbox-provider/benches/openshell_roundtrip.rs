@@ -70,7 +70,10 @@ async fn run() {
                 limit: None,
             });
             let outcome = sandbox.call(request, None, &cancel).await;
-            assert!(matches!(outcome.result, Ok(ToolResult::ReadFile(_))), "{outcome:?}");
+            assert!(
+                matches!(outcome.result, Ok(ToolResult::ReadFile(_))),
+                "{outcome:?}"
+            );
         }
     };
     let per_exec = |path: String| {
@@ -103,7 +106,9 @@ async fn run() {
     }
     let a = figures(attached_samples);
     let e = figures(exec_samples);
-    println!("openshell tool-call round trip through the gateway double ({ROUNDS} rounds, interleaved)");
+    println!(
+        "openshell tool-call round trip through the gateway double ({ROUNDS} rounds, interleaved)"
+    );
     println!("{:<40} {:>12} {:>12} {:>12}", "", "median", "mean", "p90");
     println!(
         "{:<40} {:>12.3?} {:>12.3?} {:>12.3?}",
