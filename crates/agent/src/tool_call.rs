@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use model_client::ContentBlock;
+use model_client::{ContentBlock, InvalidToolInput};
 use protocol::{
     ApprovalDecision, DecidedBy, EnforcementLevel, EventMsg, OutputStream, ToolCallStatus,
 };
@@ -25,7 +25,44 @@ use crate::tools::{
 pub(crate) struct ModelCall {
     pub id: String,
     pub name: String,
+    /// The parsed arguments; `{}` when they could not be parsed (that is what the conversation
+    /// keeps: both wires need an object there).
     pub input: Value,
+    /// Arguments that are not a JSON object, as the model sent them: the call is answered with
+    /// an error naming the problem so the model can try again.
+    pub invalid: Option<InvalidToolInput>,
+}
+
+impl ModelCall {
+    pub(crate) fn new(id: String, name: String, input: Result<Value, InvalidToolInput>) -> Self {
+        let (input, invalid) = match input {
+            Ok(input) => (input, None),
+            Err(invalid) => (Value::Object(serde_json::Map::new()), Some(invalid)),
+        };
+        Self {
+            id,
+            name,
+            input,
+            invalid,
+        }
+    }
+
+    /// The arguments as the audit trail records them: the raw text when it did not parse.
+    fn recorded_args(&self) -> Value {
+        match &self.invalid {
+            Some(invalid) => Value::String(invalid.raw.clone()),
+            None => self.input.clone(),
+        }
+    }
+}
+
+/// The tool result for arguments that are not a JSON object.
+pub(crate) fn invalid_input_message(name: &str, invalid: &InvalidToolInput) -> String {
+    format!(
+        "not run: your arguments were not valid JSON: {}; raw: {}\nCall `{name}` again with \
+         its arguments as one JSON object that matches the tool's schema.",
+        invalid.error, invalid.raw
+    )
 }
 
 /// Why the calls of a step stopped early.
@@ -236,12 +273,16 @@ async fn run_one(
             EventMsg::ToolCallRequested {
                 call_id: call.id.clone(),
                 tool: call.name.clone(),
-                args: call.input.clone(),
+                args: call.recorded_args(),
             },
         )
         .await
     {
         return sink_failed(call, e);
+    }
+    if let Some(invalid) = &call.invalid {
+        let text = invalid_input_message(&call.name, invalid);
+        return finish_unrun(shared, turn_id, call, ToolCallStatus::Error, text, None).await;
     }
     let prepared = match shared.tools.prepare(&call.name, &call.input) {
         Ok(prepared) => prepared,

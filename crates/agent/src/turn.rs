@@ -339,7 +339,7 @@ async fn model_step(
                         .await?;
                 }
                 ModelEvent::ToolCallComplete { id, name, input } => {
-                    calls.push(ModelCall { id, name, input });
+                    calls.push(ModelCall::new(id, name, input));
                 }
                 ModelEvent::MessageStop { stop_reason } => {
                     return Ok(StepEnd::Response {

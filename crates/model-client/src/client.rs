@@ -43,7 +43,8 @@ pub trait ModelClient: Send + Sync {
 }
 
 /// Collects a stream into a response: consecutive text deltas form one text block, each
-/// completed tool call one tool-use block.
+/// completed tool call one tool-use block. A tool call whose arguments are not a JSON object
+/// fails the collection with [`ModelError::InvalidToolInput`].
 pub async fn collect_response(mut stream: ModelStream) -> Result<ModelResponse, ModelError> {
     let mut content: Vec<ContentBlock> = Vec::new();
     let mut usage = Usage::default();
@@ -53,9 +54,18 @@ pub async fn collect_response(mut stream: ModelStream) -> Result<ModelResponse, 
                 Some(ContentBlock::Text { text: last }) => last.push_str(&text),
                 _ => content.push(ContentBlock::Text { text }),
             },
-            ModelEvent::ToolCallComplete { id, name, input } => {
-                content.push(ContentBlock::ToolUse { id, name, input });
-            }
+            ModelEvent::ToolCallComplete { id, name, input } => match input {
+                Ok(input) => content.push(ContentBlock::ToolUse { id, name, input }),
+                // A response has no place for unparsed arguments; callers that answer them
+                // (and let the model retry) read the stream instead.
+                Err(invalid) => {
+                    return Err(ModelError::InvalidToolInput {
+                        id,
+                        name,
+                        message: invalid.error,
+                    });
+                }
+            },
             ModelEvent::Usage(latest) => usage = latest,
             ModelEvent::MessageStop { stop_reason } => {
                 return Ok(ModelResponse {

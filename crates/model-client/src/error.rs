@@ -69,7 +69,9 @@ pub enum ModelError {
     /// out of order, a stream that ended early).
     #[error("malformed response from the model API: {message}")]
     Protocol { message: String },
-    /// The model produced tool-call arguments that are not valid JSON.
+    /// The model produced tool-call arguments that are not a JSON object. Only
+    /// [`crate::collect_response`] (and so `complete`) fails with it: a stream reports such a
+    /// call as a `ToolCallComplete` whose input is an [`crate::InvalidToolInput`] and goes on.
     #[error("the model's input for tool `{name}` (call {id}) is not valid JSON: {message}")]
     InvalidToolInput {
         id: String,

@@ -30,6 +30,6 @@ pub use provider::{KeyNeed, PROVIDERS, ProviderPreset, connect, preset};
 pub use retry::RetryPolicy;
 pub use tokio_util::sync::CancellationToken;
 pub use types::{
-    ContentBlock, Message, ModelEvent, ModelRequest, ModelResponse, Role, StopReason, ToolSpec,
-    Usage, Vendor,
+    ContentBlock, InvalidToolInput, Message, ModelEvent, ModelRequest, ModelResponse, Role,
+    StopReason, ToolSpec, Usage, Vendor,
 };

@@ -197,16 +197,60 @@ pub enum ModelEvent {
     ToolCallStarted { id: String, name: String },
     /// A fragment of a tool call's JSON input (fragments concatenate to the whole input).
     ToolCallInputDelta { id: String, partial_json: String },
-    /// A tool call is complete and its input parsed.
+    /// A tool call is complete. `input` is its parsed JSON object, or — when the model's
+    /// arguments are not a JSON object — the raw text and the parse error, so the caller can
+    /// answer the call with an error and let the model try again (the stream goes on).
     ToolCallComplete {
         id: String,
         name: String,
-        input: Value,
+        input: Result<Value, InvalidToolInput>,
     },
     /// Token counts (the last one of a stream holds the totals).
     Usage(Usage),
     /// The last event of a successful stream.
     MessageStop { stop_reason: StopReason },
+}
+
+/// Tool-call arguments that are not a JSON object, exactly as the model sent them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{error}")]
+pub struct InvalidToolInput {
+    /// The concatenated argument text the model streamed.
+    pub raw: String,
+    /// Why it is not a JSON object (the parser's message).
+    pub error: String,
+}
+
+impl InvalidToolInput {
+    /// Parses the accumulated arguments of a tool call: `empty` when there are none, else a
+    /// JSON object; anything else (broken JSON, an array, a string) is kept with the reason.
+    pub fn parse(raw: &str, empty: Value) -> Result<Value, InvalidToolInput> {
+        if raw.trim().is_empty() {
+            return Ok(empty);
+        }
+        match serde_json::from_str::<Value>(raw) {
+            Ok(value @ Value::Object(_)) => Ok(value),
+            Ok(other) => Err(InvalidToolInput {
+                raw: raw.to_owned(),
+                error: format!("expected a JSON object, got {}", json_kind(&other)),
+            }),
+            Err(error) => Err(InvalidToolInput {
+                raw: raw.to_owned(),
+                error: error.to_string(),
+            }),
+        }
+    }
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// A whole response, as [`crate::ModelClient::complete`] collects it from the stream.

@@ -10,7 +10,9 @@ use crate::api_error::{self, VendorError};
 use crate::error::ModelError;
 use crate::sse::SseEvent;
 use crate::stream::StreamDecoder;
-use crate::types::{ContentBlock, ModelEvent, ModelRequest, Role, StopReason, Usage};
+use crate::types::{
+    ContentBlock, InvalidToolInput, ModelEvent, ModelRequest, Role, StopReason, Usage,
+};
 
 /// The JSON body of a streamed `POST /v1/messages`.
 pub(crate) fn request_body(request: &ModelRequest) -> Value {
@@ -269,15 +271,7 @@ impl AnthropicDecoder {
                 json,
                 initial,
             }) => {
-                let input = if json.trim().is_empty() {
-                    initial
-                } else {
-                    serde_json::from_str(&json).map_err(|error| ModelError::InvalidToolInput {
-                        id: id.clone(),
-                        name: name.clone(),
-                        message: error.to_string(),
-                    })?
-                };
+                let input = InvalidToolInput::parse(&json, initial);
                 out.push(ModelEvent::ToolCallComplete { id, name, input });
                 Ok(())
             }

@@ -77,7 +77,7 @@ fn a_tool_use_without_deltas_keeps_its_initial_input() {
         Some(&ModelEvent::ToolCallComplete {
             id: "t1".to_owned(),
             name: "now".to_owned(),
-            input: json!({}),
+            input: Ok(json!({})),
         })
     );
 }

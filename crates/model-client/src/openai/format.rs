@@ -11,7 +11,9 @@ use crate::api_error::{self, VendorError};
 use crate::error::ModelError;
 use crate::sse::SseEvent;
 use crate::stream::StreamDecoder;
-use crate::types::{ContentBlock, ModelEvent, ModelRequest, Role, StopReason, Usage};
+use crate::types::{
+    ContentBlock, InvalidToolInput, ModelEvent, ModelRequest, Role, StopReason, Usage,
+};
 
 /// Prefix of a tool result that reports a failure (the format has no `is_error`).
 pub(crate) const TOOL_ERROR_PREFIX: &str = "Error: ";
@@ -279,17 +281,7 @@ impl OpenAiDecoder {
             if !call.started {
                 start(&mut call, id.clone(), out);
             }
-            let input = if call.arguments.trim().is_empty() {
-                json!({})
-            } else {
-                serde_json::from_str(&call.arguments).map_err(|error| {
-                    ModelError::InvalidToolInput {
-                        id: id.clone(),
-                        name: call.name.clone(),
-                        message: error.to_string(),
-                    }
-                })?
-            };
+            let input = InvalidToolInput::parse(&call.arguments, json!({}));
             out.push(ModelEvent::ToolCallComplete {
                 id,
                 name: call.name,

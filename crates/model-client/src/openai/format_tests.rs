@@ -55,7 +55,7 @@ fn argument_fragments_before_the_id_and_a_split_name_are_replayed_once_started()
             ModelEvent::ToolCallComplete {
                 id: "call_1".to_owned(),
                 name: "read_file".to_owned(),
-                input: json!({ "path": 1 }),
+                input: Ok(json!({ "path": 1 })),
             },
             ModelEvent::MessageStop {
                 stop_reason: StopReason::ToolUse

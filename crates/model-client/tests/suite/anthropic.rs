@@ -2,7 +2,8 @@
 
 use model_client::anthropic::AnthropicClient;
 use model_client::{
-    CancellationToken, ContentBlock, ModelClient, ModelError, ModelEvent, StopReason, Usage,
+    CancellationToken, ContentBlock, InvalidToolInput, ModelClient, ModelError, ModelEvent,
+    StopReason, Usage,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -140,12 +141,12 @@ async fn assembles_interleaved_tool_calls_and_sends_their_results_back() {
             ModelEvent::ToolCallComplete {
                 id: "toolu_2".to_owned(),
                 name: "list_dir".to_owned(),
-                input: json!({ "path": "." }),
+                input: Ok(json!({ "path": "." })),
             },
             ModelEvent::ToolCallComplete {
                 id: "toolu_1".to_owned(),
                 name: "read_file".to_owned(),
-                input: json!({ "path": "a.txt" }),
+                input: Ok(json!({ "path": "a.txt" })),
             },
             ModelEvent::Usage(Usage::default()),
             ModelEvent::MessageStop {
@@ -254,6 +255,57 @@ async fn tool_input_that_is_not_json_is_a_clear_error() {
         "{error:?}"
     );
     assert!(error.to_string().contains("read_file"), "{error}");
+}
+
+#[tokio::test]
+async fn broken_tool_json_streams_as_a_completed_call_with_its_raw_text_and_the_stream_goes_on() {
+    let (server, client) = server_and_client().await;
+    server.push(Reply::stream([
+        sse::tool_start("toolu_bad", "read_file"),
+        sse::tool_args("toolu_bad", "{\"path\": \"a.txt\""),
+        sse::tool_end("toolu_bad"),
+        sse::tool_start("toolu_list", "list_dir"),
+        sse::tool_args("toolu_list", "[\".\"]"),
+        sse::tool_end("toolu_list"),
+        sse::tool_use("toolu_ok", "read_file", json!({"path": "b.txt"})),
+        sse::stop("tool_use"),
+    ]));
+    let stream = client
+        .stream(common::request(), CancellationToken::new())
+        .await
+        .unwrap();
+    let (events, error) = drain(stream).await;
+    assert_eq!(error, None, "broken arguments do not end the stream");
+    let complete: Vec<(&str, &Result<serde_json::Value, InvalidToolInput>)> = events
+        .iter()
+        .filter_map(|e| match e {
+            ModelEvent::ToolCallComplete { id, input, .. } => Some((id.as_str(), input)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(complete.len(), 3, "{events:?}");
+    let (id, Err(bad)) = complete[0] else {
+        panic!("{complete:?}")
+    };
+    assert_eq!(id, "toolu_bad");
+    assert_eq!(bad.raw, "{\"path\": \"a.txt\"");
+    assert!(bad.error.contains("EOF"), "{}", bad.error);
+    let (id, Err(not_object)) = complete[1] else {
+        panic!("{complete:?}")
+    };
+    assert_eq!(id, "toolu_list");
+    assert!(
+        not_object.error.contains("an array"),
+        "{}",
+        not_object.error
+    );
+    assert_eq!(complete[2], ("toolu_ok", &Ok(json!({"path": "b.txt"}))));
+    assert_eq!(
+        events.last(),
+        Some(&ModelEvent::MessageStop {
+            stop_reason: StopReason::ToolUse
+        })
+    );
 }
 
 #[tokio::test]

@@ -2,7 +2,8 @@
 
 use model_client::openai::{MaxTokensField, OpenAiClient, OpenAiOptions};
 use model_client::{
-    CancellationToken, ContentBlock, ModelClient, ModelError, ModelEvent, StopReason, Usage,
+    CancellationToken, ContentBlock, InvalidToolInput, ModelClient, ModelError, ModelEvent,
+    StopReason, Usage,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -124,12 +125,12 @@ async fn assembles_tool_calls_whose_fragments_interleave_across_chunks() {
             &ModelEvent::ToolCallComplete {
                 id: "call_a".to_owned(),
                 name: "read_file".to_owned(),
-                input: json!({ "path": "a.txt" }),
+                input: Ok(json!({ "path": "a.txt" })),
             },
             &ModelEvent::ToolCallComplete {
                 id: "call_b".to_owned(),
                 name: "list_dir".to_owned(),
-                input: json!({ "path": "." }),
+                input: Ok(json!({ "path": "." })),
             },
         ]
     );
@@ -398,5 +399,44 @@ async fn invalid_tool_arguments_name_the_tool() {
     assert!(
         matches!(&error, ModelError::InvalidToolInput { id, name, .. } if id == "call_x" && name == "read_file"),
         "{error:?}"
+    );
+}
+
+#[tokio::test]
+async fn broken_tool_arguments_stream_as_a_completed_call_with_their_raw_text() {
+    let (server, client) = server_and_client().await;
+    server.push(Reply::stream([
+        sse::tool_start("call_x", "read_file"),
+        sse::tool_args("call_x", "{path: a.txt}"),
+        sse::tool_start("call_y", "list_dir"),
+        sse::tool_args("call_y", "{\"path\": \".\"}"),
+        sse::stop("tool_use"),
+    ]));
+    let stream = client
+        .stream(common::request(), CancellationToken::new())
+        .await
+        .unwrap();
+    let (events, error) = drain(stream).await;
+    assert_eq!(error, None, "broken arguments do not end the stream");
+    let complete: Vec<(&str, &Result<serde_json::Value, InvalidToolInput>)> = events
+        .iter()
+        .filter_map(|e| match e {
+            ModelEvent::ToolCallComplete { id, input, .. } => Some((id.as_str(), input)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(complete.len(), 2, "{events:?}");
+    let (id, Err(bad)) = complete[0] else {
+        panic!("{complete:?}")
+    };
+    assert_eq!(id, "call_x");
+    assert_eq!(bad.raw, "{path: a.txt}");
+    assert!(bad.error.contains("key must be a string"), "{}", bad.error);
+    assert_eq!(complete[1], ("call_y", &Ok(json!({"path": "."}))));
+    assert_eq!(
+        events.last(),
+        Some(&ModelEvent::MessageStop {
+            stop_reason: StopReason::ToolUse
+        })
     );
 }
