@@ -8,8 +8,7 @@ use approvals::{
     ToolCallView, UserDecision, Verdict,
 };
 use protocol::{
-    ApprovalDecision, ApprovalMode, ApprovalScope, DecidedBy, EnforcementLevel, FolderAccess,
-    SessionSettings,
+    ApprovalDecision, ApprovalScope, DecidedBy, EnforcementLevel, FolderAccess, SessionSettings,
 };
 use serde_json::Value;
 use tool_protocol::ToolRequest;
@@ -45,15 +44,6 @@ pub(crate) enum GateDecision {
     Refuse {
         message_to_model: String,
     },
-}
-
-fn approvals_mode(mode: ApprovalMode) -> approvals::ApprovalMode {
-    match mode {
-        ApprovalMode::Ask => approvals::ApprovalMode::Ask,
-        ApprovalMode::AutoEdit => approvals::ApprovalMode::AutoEdit,
-        ApprovalMode::AutoInSandbox => approvals::ApprovalMode::AutoInSandbox,
-        ApprovalMode::Bypass => approvals::ApprovalMode::Bypass,
-    }
 }
 
 /// The display form of a standing approval.
@@ -103,7 +93,7 @@ impl Gate {
             .or_else(|| settings.folders.first().map(|f| f.path.clone()))
             .unwrap_or_else(|| "/".to_owned());
         Ok(Self {
-            policy: ApprovalPolicy::new(approvals_mode(settings.approval_mode), rules, grants),
+            policy: ApprovalPolicy::new(settings.approval_mode, rules, grants),
             cwd,
             enforcement,
             downloaded: BTreeSet::new(),

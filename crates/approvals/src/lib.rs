@@ -31,7 +31,7 @@ mod call;
 mod canonical;
 mod error;
 mod matching;
-mod mode;
+pub mod mode;
 mod paths;
 mod policy;
 mod rules;
@@ -44,11 +44,13 @@ pub use analysis::{Analysis, Arg, Unit, WriteTarget, analyze};
 pub use call::ToolCallView;
 pub use canonical::{call_key, canonical_args, canonical_json};
 pub use error::ApprovalError;
-pub use mode::ApprovalMode;
 pub use paths::{Access, Grant, Grants, normalize, resolve};
 pub use policy::{
     ApprovalPolicy, DecidedBy, DecisionOutcome, UserDecision, Verdict, denial_message,
 };
+/// The session's approval mode: the one type shared with the wire and the config (see [`mode`]
+/// for parsing both spellings and the loud-mode warning).
+pub use protocol::ApprovalMode;
 pub use rules::{DEFAULT_RULES_TOML, Rule, RuleDecision, RuleSet};
 pub use safety::{SafetyCheck, SafetyCheckKind, protected_path};
 pub use standing::{ApprovalGrant, ApprovalScope, StandingApproval, StandingApprovals};

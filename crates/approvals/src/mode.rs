@@ -1,77 +1,50 @@
-//! The approval modes a session can run in.
+//! The approval modes a session can run in. The type is `protocol::ApprovalMode` (one type for
+//! the wire, the config and the policy); this module adds what the policy needs on top: every
+//! mode, the people-facing spelling, parsing with a clear error, and the loud-mode warning.
 
-use std::fmt;
-use std::str::FromStr;
-
-use serde::{Deserialize, Serialize};
+use protocol::ApprovalMode;
 
 use crate::error::ApprovalError;
 
-/// How much a session lets through without asking.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ApprovalMode {
-    /// Every call that writes, deletes or runs a command asks; reads proceed.
-    Ask,
-    /// Reads and file edits inside read-write grants proceed; commands ask.
-    AutoEdit,
-    /// Everything proceeds when a wall (`openshell` or `local`) confines the call; without one
-    /// the session behaves as `ask`.
-    AutoInSandbox,
-    /// Everything proceeds except what a deny rule refuses; safety checks do not ask.
-    /// An explicit opt-in, shown loudly everywhere (see [`ApprovalMode::warning`]).
-    Bypass,
-}
+/// Every mode, strictest first.
+pub const ALL: [ApprovalMode; 4] = [
+    ApprovalMode::Ask,
+    ApprovalMode::AutoEdit,
+    ApprovalMode::AutoInSandbox,
+    ApprovalMode::Bypass,
+];
 
-impl ApprovalMode {
-    pub const ALL: [ApprovalMode; 4] = [
-        ApprovalMode::Ask,
-        ApprovalMode::AutoEdit,
-        ApprovalMode::AutoInSandbox,
-        ApprovalMode::Bypass,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ApprovalMode::Ask => "ask",
-            ApprovalMode::AutoEdit => "auto-edit",
-            ApprovalMode::AutoInSandbox => "auto-in-sandbox",
-            ApprovalMode::Bypass => "bypass",
-        }
-    }
-
-    /// True when every surface must show [`ApprovalMode::warning`] while this mode is on.
-    pub fn is_loud(self) -> bool {
-        self == ApprovalMode::Bypass
-    }
-
-    /// The warning to show for a loud mode.
-    pub fn warning(self) -> Option<&'static str> {
-        self.is_loud().then_some(
-            "APPROVALS BYPASSED: every tool call runs without asking, including edits to git \
-             hooks, CI files and Paddock's own config, and running downloaded files. Only deny \
-             rules still refuse.",
-        )
+/// The spelling people read and type (`auto-edit`); the wire spelling is
+/// [`ApprovalMode::as_str`] (`auto_edit`).
+pub fn label(mode: ApprovalMode) -> &'static str {
+    match mode {
+        ApprovalMode::Ask => "ask",
+        ApprovalMode::AutoEdit => "auto-edit",
+        ApprovalMode::AutoInSandbox => "auto-in-sandbox",
+        ApprovalMode::Bypass => "bypass",
     }
 }
 
-impl fmt::Display for ApprovalMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
+/// Parses a mode as configs and command lines write it: kebab-case (`auto-edit`) or
+/// snake_case (`auto_edit`). The error names the value and the accepted ones.
+pub fn parse(text: &str) -> Result<ApprovalMode, ApprovalError> {
+    ApprovalMode::parse(text).ok_or_else(|| ApprovalError::UnknownMode {
+        value: text.to_string(),
+    })
 }
 
-impl FromStr for ApprovalMode {
-    type Err = ApprovalError;
+/// True when every surface must show [`warning`] while this mode is on.
+pub fn is_loud(mode: ApprovalMode) -> bool {
+    mode == ApprovalMode::Bypass
+}
 
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        ApprovalMode::ALL
-            .into_iter()
-            .find(|m| m.as_str() == s)
-            .ok_or_else(|| ApprovalError::UnknownMode {
-                value: s.to_string(),
-            })
-    }
+/// The warning to show for a loud mode.
+pub fn warning(mode: ApprovalMode) -> Option<&'static str> {
+    is_loud(mode).then_some(
+        "APPROVALS BYPASSED: every tool call runs without asking, including edits to git \
+         hooks, CI files and Paddock's own config, and running downloaded files. Only deny \
+         rules still refuse.",
+    )
 }
 
 #[cfg(test)]
@@ -79,15 +52,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn modes_round_trip_and_only_bypass_is_loud() {
-        for mode in ApprovalMode::ALL {
-            assert_eq!(mode.as_str().parse::<ApprovalMode>().unwrap(), mode);
+    fn both_spellings_parse_and_only_bypass_is_loud() {
+        for mode in ALL {
+            assert_eq!(parse(label(mode)).unwrap(), mode);
+            assert_eq!(parse(mode.as_str()).unwrap(), mode);
             let json = serde_json::to_string(&mode).unwrap();
             assert_eq!(json, format!("\"{}\"", mode.as_str()));
-            assert_eq!(mode.is_loud(), mode == ApprovalMode::Bypass);
-            assert_eq!(mode.warning().is_some(), mode.is_loud());
+            assert_eq!(is_loud(mode), mode == ApprovalMode::Bypass);
+            assert_eq!(warning(mode).is_some(), is_loud(mode));
         }
-        let err = "yolo".parse::<ApprovalMode>().unwrap_err().to_string();
+        assert_eq!(
+            parse("auto-in-sandbox").unwrap(),
+            ApprovalMode::AutoInSandbox
+        );
+        assert_eq!(
+            parse("auto_in_sandbox").unwrap(),
+            ApprovalMode::AutoInSandbox
+        );
+        let err = parse("yolo").unwrap_err().to_string();
         assert!(
             err.contains("`yolo`") && err.contains("auto-in-sandbox"),
             "{err}"

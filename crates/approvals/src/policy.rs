@@ -11,12 +11,13 @@
 //!    write lands in a read-write grant;
 //! 8. otherwise the mode decides.
 
+use protocol::ApprovalMode;
 use serde::{Deserialize, Serialize};
 
 use crate::call::{Call, CommandCall, ToolCallView, ToolKind};
 use crate::error::ApprovalError;
 use crate::matching::{CommandMatcher, command_allowed};
-use crate::mode::ApprovalMode;
+use crate::mode;
 use crate::paths::Grants;
 use crate::rules::{Rule, RuleDecision, RuleSet};
 use crate::safety::{self, SafetyCheck};
@@ -396,7 +397,7 @@ impl ApprovalPolicy {
                 "auto-in-sandbox without a wall (enforcement `{}`) behaves as ask",
                 enforcement.as_str()
             ),
-            other => format!("in `{other}` mode {what}"),
+            other => format!("in `{}` mode {what}", mode::label(other)),
         };
         let reason = if why_not.is_empty() {
             mode
