@@ -481,3 +481,7 @@ pub async fn attest(
         Err(ProviderError::AttestationFailed { failures })
     }
 }
+
+#[cfg(test)]
+#[path = "canaries_tests.rs"]
+mod tests;

@@ -503,3 +503,7 @@ fn judge(input: &AttestInput<'_>, obs: &BTreeMap<String, Observation>) -> Vec<Ca
     ));
     results
 }
+
+#[cfg(test)]
+#[path = "attest_tests.rs"]
+mod tests;
