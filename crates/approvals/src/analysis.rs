@@ -100,6 +100,9 @@ pub struct WriteTarget {
     pub display: String,
     /// The normalised absolute path, when it is known before the shell runs.
     pub resolved: Option<String>,
+    /// The units whose standard output lands in the file (`curl URL > f`); empty when the
+    /// redirection takes another descriptor (`2> log`).
+    pub output_of: Vec<usize>,
 }
 
 /// Everything an approval decision needs to know about a script.
@@ -139,11 +142,12 @@ pub fn analyze(script: &Script, cwd: &str) -> Analysis {
     };
     walker.script(script);
     let mut analysis = walker.analysis;
-    for arg in walker.pending_writes {
+    for (arg, output_of) in walker.pending_writes {
         let resolved = analysis.resolve_arg(cwd, &arg);
         analysis.writes.push(WriteTarget {
             display: arg.display,
             resolved,
+            output_of,
         });
     }
     analysis
@@ -152,7 +156,8 @@ pub fn analyze(script: &Script, cwd: &str) -> Analysis {
 struct Walker {
     analysis: Analysis,
     reparse_depth: usize,
-    pending_writes: Vec<Arg>,
+    /// Files redirections write, with the units whose standard output they take.
+    pending_writes: Vec<(Arg, Vec<usize>)>,
 }
 
 impl Walker {
@@ -273,7 +278,16 @@ impl Walker {
                         _ => false,
                     };
                     if writes {
-                        self.pending_writes.push(Arg::from_word(word));
+                        let takes_output =
+                            matches!(redirect.op, RedirectOp::WriteBoth | RedirectOp::AppendBoth)
+                                || (redirect.fd.is_none_or(|fd| fd == 1)
+                                    && redirect.op != RedirectOp::ReadWrite);
+                        let output_of = if takes_output {
+                            owners.to_vec()
+                        } else {
+                            Vec::new()
+                        };
+                        self.pending_writes.push((Arg::from_word(word), output_of));
                     }
                 }
                 RedirectTarget::Heredoc(heredoc) => {

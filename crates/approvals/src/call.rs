@@ -22,8 +22,9 @@ pub struct ToolCallView<'a> {
     pub cwd: &'a str,
     /// The wall that will run the call.
     pub enforcement: EnforcementLevel,
-    /// Absolute paths written in this session by `upload` or downloaded (curl/wget output
-    /// paths); running one of them is a safety check.
+    /// Absolute paths written in this session by `upload` or downloaded by an earlier command
+    /// (see [`crate::downloads_of`]); running one of them, or a file under one of them (a
+    /// cloned repository's folder), is a safety check.
     pub recently_downloaded: &'a BTreeSet<String>,
 }
 

@@ -29,6 +29,7 @@
 mod analysis;
 mod call;
 mod canonical;
+mod downloads;
 mod error;
 mod matching;
 pub mod mode;
@@ -43,6 +44,7 @@ mod wrappers;
 pub use analysis::{Analysis, Arg, Unit, WriteTarget, analyze};
 pub use call::ToolCallView;
 pub use canonical::{call_key, canonical_args, canonical_json};
+pub use downloads::downloads_of;
 pub use error::ApprovalError;
 pub use paths::{Access, Grant, Grants, normalize, resolve};
 pub use policy::{

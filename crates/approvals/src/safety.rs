@@ -6,7 +6,8 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::{Analysis, Arg, Unit};
+use crate::analysis::{Analysis, Unit};
+use crate::downloads::{covers, downloads};
 use crate::paths::normalize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -215,90 +216,6 @@ fn check_unit_paths(analysis: &Analysis, cwd: &str, unit: &Unit) -> Option<Safet
     None
 }
 
-/// Files a command downloads: known paths, and whether some go to names known only later.
-struct Downloads {
-    paths: BTreeSet<String>,
-    unknown_names: bool,
-}
-
-fn value_after(args: &[Arg], i: usize) -> Option<&Arg> {
-    args.get(i + 1)
-}
-
-fn downloads(analysis: &Analysis, cwd: &str) -> Downloads {
-    let mut found = Downloads {
-        paths: BTreeSet::new(),
-        unknown_names: false,
-    };
-    let add = |found: &mut Downloads, arg: Option<&Arg>| match arg
-        .and_then(|a| analysis.resolve_arg(cwd, a))
-    {
-        Some(path) if path != "/-" && !path.ends_with("/-") => {
-            found.paths.insert(path);
-        }
-        Some(_) => {}
-        None => found.unknown_names = true,
-    };
-    for unit in &analysis.units {
-        let args = &unit.argv;
-        match unit.program_name() {
-            Some("curl") => {
-                for (i, arg) in args.iter().enumerate().skip(1) {
-                    let Some(text) = arg.text.as_deref() else {
-                        continue;
-                    };
-                    if text == "-o" || text == "--output" {
-                        add(&mut found, value_after(args, i));
-                    } else if let Some(v) = text.strip_prefix("--output=") {
-                        add(&mut found, Some(&Arg::literal(v)));
-                    } else if text.starts_with('-') && !text.starts_with("--") {
-                        if text.ends_with('o') {
-                            add(&mut found, value_after(args, i));
-                        } else if let Some((_, v)) = text.split_once('o') {
-                            add(&mut found, Some(&Arg::literal(v)));
-                        }
-                        if text.contains('O') {
-                            found.unknown_names = true;
-                        }
-                    } else if text.starts_with("--remote-name") {
-                        found.unknown_names = true;
-                    }
-                }
-            }
-            Some("wget") => {
-                let mut named = false;
-                for (i, arg) in args.iter().enumerate().skip(1) {
-                    let Some(text) = arg.text.as_deref() else {
-                        continue;
-                    };
-                    if text == "-O" || text == "--output-document" {
-                        named = true;
-                        add(&mut found, value_after(args, i));
-                    } else if let Some(v) = text.strip_prefix("--output-document=") {
-                        named = true;
-                        add(&mut found, Some(&Arg::literal(v)));
-                    } else if text.starts_with('-')
-                        && !text.starts_with("--")
-                        && let Some((_, v)) = text.split_once('O')
-                    {
-                        named = true;
-                        if v.is_empty() {
-                            add(&mut found, value_after(args, i));
-                        } else {
-                            add(&mut found, Some(&Arg::literal(v)));
-                        }
-                    }
-                }
-                if !named {
-                    found.unknown_names = true;
-                }
-            }
-            _ => {}
-        }
-    }
-    found
-}
-
 /// True when a `chmod` mode adds an execute bit.
 fn mode_adds_execute(mode: &str) -> bool {
     if !mode.is_empty() && mode.chars().all(|c| c.is_digit(8)) {
@@ -368,13 +285,17 @@ fn check_runs_downloaded(
             })
         };
         let known = |set: &BTreeSet<String>| path.as_ref().is_some_and(|p| set.contains(p));
-        if known(&recent) {
+        let under = |roots: &BTreeSet<String>| {
+            path.as_ref()
+                .is_some_and(|p| roots.iter().any(|root| covers(root, p)))
+        };
+        if under(&recent) {
             return check(
                 SafetyCheckKind::RunsDownloadedFile,
                 "a file downloaded in this session",
             );
         }
-        if known(&downloaded.paths) {
+        if under(&downloaded.paths) {
             return check(
                 SafetyCheckKind::RunsDownloadedFile,
                 "a file this command downloads",
