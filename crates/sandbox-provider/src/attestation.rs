@@ -1,6 +1,34 @@
 //! Pieces every provider's wall attestation shares.
 
+use protocol::{Attestation, CanaryResult, EnforcementLevel};
 use sha2::{Digest, Sha256};
+
+use crate::error::ProviderError;
+
+/// The attestation of a wall whose canaries ran now; refused (naming every failed canary) when
+/// any failed, so a session never starts on a wall that did not pass.
+pub fn conclude(
+    enforcement: EnforcementLevel,
+    config_hash: String,
+    canaries: Vec<CanaryResult>,
+) -> Result<Attestation, ProviderError> {
+    let attestation = Attestation {
+        enforcement,
+        config_hash,
+        canaries,
+        time_ms: now_ms(),
+    };
+    if attestation.passed() {
+        Ok(attestation)
+    } else {
+        let failures = attestation
+            .failures()
+            .map(|c| format!("{}: {}", c.name, c.detail))
+            .collect::<Vec<_>>()
+            .join("; ");
+        Err(ProviderError::AttestationFailed { failures })
+    }
+}
 
 /// `sha256:<hex>` over the parts of a rendered wall configuration, each length-prefixed so that
 /// no two different part lists hash alike.

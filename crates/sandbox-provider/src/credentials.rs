@@ -292,34 +292,6 @@ fn wire_ssh(
     write_private(&user_config, config.as_bytes(), owner)
 }
 
-/// Removes a private home and everything in it. A command inside may have left folders it
-/// cannot list; when this process is not root (and so the sandbox's user itself), those are
-/// opened up first. Symlinks are removed, never followed.
-pub(crate) fn remove_private_home(path: &Path) -> std::io::Result<()> {
-    match fs::remove_dir_all(path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(_) => {
-            fn open_up(dir: &Path) {
-                let is_dir = fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_dir());
-                if !is_dir {
-                    return;
-                }
-                let _ = fs::set_permissions(dir, fs::Permissions::from_mode(0o700));
-                if let Ok(entries) = fs::read_dir(dir) {
-                    for entry in entries.flatten() {
-                        if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                            open_up(&entry.path());
-                        }
-                    }
-                }
-            }
-            open_up(path);
-            fs::remove_dir_all(path)
-        }
-    }
-}
-
 #[cfg(test)]
 #[path = "credentials_tests.rs"]
 mod tests;

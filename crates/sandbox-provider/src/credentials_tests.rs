@@ -168,18 +168,3 @@ fn unknown_entries_are_refused_with_what_is_on_offer() {
     let twice = enabled_entries(&offered, &["ssh".into(), "ssh".into()], home.path()).unwrap();
     assert_eq!(twice.len(), 1, "an entry named twice is enabled once");
 }
-
-#[test]
-fn removal_opens_up_folders_a_command_locked() {
-    let root = tempfile::tempdir().unwrap();
-    let home = root.path().join("home");
-    let locked = home.join("locked");
-    fs::create_dir_all(locked.join("inner")).unwrap();
-    fs::write(locked.join("inner").join("f"), "x").unwrap();
-    std::os::unix::fs::symlink(root.path(), home.join("link-out")).unwrap();
-    fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).unwrap();
-    remove_private_home(&home).unwrap();
-    assert!(!home.exists());
-    assert!(root.path().is_dir(), "a symlink's target is never removed");
-    remove_private_home(&home).unwrap();
-}

@@ -16,7 +16,7 @@ use tokio::sync::{Mutex, mpsc};
 use tokio_util::sync::CancellationToken;
 use tool_protocol::{ErrorCode, Stat, ToolRequest};
 
-use crate::attestation::{config_hash, now_ms};
+use crate::attestation::{self, config_hash};
 use crate::error::ProviderError;
 use crate::runner_client::{CallError, OutputChunk, RunnerConnection};
 use crate::sandbox::{Sandbox, SandboxProvider, SandboxRequest, ToolCallOutcome};
@@ -152,26 +152,12 @@ async fn attest(
             },
         });
     }
-    let attestation = Attestation {
-        enforcement: EnforcementLevel::None,
-        config_hash: config_hash(&[
-            "direct",
-            &runner.display().to_string(),
-            &runner_args("stdio", None, request).join("\u{1f}"),
-        ]),
-        canaries,
-        time_ms: now_ms(),
-    };
-    if attestation.passed() {
-        Ok(attestation)
-    } else {
-        let failures = attestation
-            .failures()
-            .map(|c| format!("{}: {}", c.name, c.detail))
-            .collect::<Vec<_>>()
-            .join("; ");
-        Err(ProviderError::AttestationFailed { failures })
-    }
+    let config_hash = config_hash(&[
+        "direct",
+        &runner.display().to_string(),
+        &runner_args("stdio", None, request).join("\u{1f}"),
+    ]);
+    attestation::conclude(EnforcementLevel::None, config_hash, canaries)
 }
 
 struct DirectSandbox {

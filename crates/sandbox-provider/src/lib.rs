@@ -11,6 +11,7 @@
 //! Every provider starts the tool-runner and reaches it through a [`RunnerConnection`].
 
 mod attestation;
+mod canaries;
 mod credentials;
 pub mod direct;
 mod error;
@@ -18,6 +19,7 @@ pub mod local;
 pub mod openshell;
 pub mod runner_client;
 mod sandbox;
+mod sandbox_folder;
 mod spawn;
 
 pub use error::ProviderError;

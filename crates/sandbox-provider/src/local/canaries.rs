@@ -14,28 +14,28 @@
 //! | `seccomp_filter` | `Seccomp: 2` (filter mode) |
 //! | `no_capabilities` | effective, permitted and ambient capabilities are all zero |
 //! | `grants_reachable` | every granted folder is listed by the runner (none shadowed) |
+//!
+//! The canaries it shares with OpenShell are judged in `crate::canaries`; the wall's own ones,
+//! its probes (shell builtins only) and the script's framing are here.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use protocol::{Attestation, CanaryResult, EnforcementLevel, FolderAccess};
 use tokio_util::sync::CancellationToken;
-use tool_protocol::{ListDirectory, RunBash, ToolRequest, ToolResult};
+use tool_protocol::{ListDirectory, ToolRequest, ToolResult};
 
-use crate::attestation::{config_hash, now_ms};
+use crate::attestation::{self, config_hash};
+use crate::canaries::{
+    CANARY_HOST, Observation, Observations, ProcStatus, canary, entries_below, home_absent,
+    missing, no_new_privs, outside_read_refused, outside_write_refused, probe,
+    proxy_refuses_unlisted_host, read_only_grant_refuses_write, read_only_write_probes, run_script,
+    seccomp_filter, sh_quote, system_write_probes,
+};
 use crate::error::ProviderError;
 use crate::local::layout::{BIN_DIR, HOME_INSIDE, LANDLOCK_PROBE_INSIDE};
-use crate::runner_client::RunnerConnection;
+use crate::runner_client::{CallError, RunnerConnection};
 use crate::sandbox::SandboxRequest;
 use paddock_wall::config::BRIDGE_PORT;
-
-/// A host name no allow-list names (`.invalid` never resolves either).
-pub const CANARY_HOST: &str = "paddock-canary.invalid";
-
-/// Quotes `text` for a POSIX shell.
-pub fn sh_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
-}
 
 /// What the attestation needs to know about the wall.
 pub struct CanaryInput<'a> {
@@ -52,28 +52,28 @@ fn probes(input: &CanaryInput<'_>) -> Vec<(String, String)> {
     let home = q(&input.user_home.display().to_string());
     let mut probes = vec![
         (
-            "home".to_owned(),
+            probe::HOME.to_owned(),
             format!(
                 "if [ -e {home} ]; then shopt -s dotglob nullglob; \
                  for f in {home}/*; do echo \"${{f##*/}}\"; done; else echo absent; false; fi"
             ),
         ),
         (
-            "sentinel".to_owned(),
+            probe::SENTINEL.to_owned(),
             format!(
                 "if exec 3< {}; then read -r line <&3; echo \"$line\"; exec 3<&-; else false; fi",
                 q(&input.sentinel.display().to_string())
             ),
         ),
-        ("write_root".to_owned(), ": > /paddock-canary".to_owned()),
-        ("write_usr".to_owned(), ": > /usr/paddock-canary".to_owned()),
-        ("write_etc".to_owned(), ": > /etc/paddock-canary".to_owned()),
+    ];
+    probes.extend(system_write_probes());
+    probes.extend([
         (
             "landlock".to_owned(),
             format!(": > {LANDLOCK_PROBE_INSIDE}/canary"),
         ),
         (
-            "proxy".to_owned(),
+            probe::PROXY.to_owned(),
             format!(
                 "if exec 3<>/dev/tcp/127.0.0.1/{BRIDGE_PORT}; then \
                  printf 'CONNECT {CANARY_HOST}:443 HTTP/1.1\\r\\nHost: {CANARY_HOST}:443\\r\\n\\r\\n' >&3 && \
@@ -81,7 +81,7 @@ fn probes(input: &CanaryInput<'_>) -> Vec<(String, String)> {
             ),
         ),
         (
-            "status".to_owned(),
+            probe::STATUS.to_owned(),
             "while IFS= read -r l; do case $l in NoNewPrivs:*|Seccomp:*|CapEff:*|CapPrm:*|CapAmb:*) \
              echo \"$l\";; esac; done < /proc/self/status"
                 .to_owned(),
@@ -92,7 +92,7 @@ fn probes(input: &CanaryInput<'_>) -> Vec<(String, String)> {
              done < /proc/net/dev; true"
                 .to_owned(),
         ),
-    ];
+    ]);
     let rw: Vec<&str> = input
         .request
         .folders
@@ -115,25 +115,7 @@ fn probes(input: &CanaryInput<'_>) -> Vec<(String, String)> {
             ));
         }
     }
-    let ro: Vec<&str> = input
-        .request
-        .folders
-        .iter()
-        .filter(|f| f.access == FolderAccess::ReadOnly)
-        .map(|f| f.path.as_str())
-        .collect();
-    if ro.is_empty() {
-        probes.push((
-            "write_ro_0".to_owned(),
-            format!(": > {BIN_DIR}/.paddock-canary"),
-        ));
-    }
-    for (i, folder) in ro.iter().enumerate() {
-        probes.push((
-            format!("write_ro_{i}"),
-            format!(": > {}", q(&format!("{folder}/.paddock-canary"))),
-        ));
-    }
+    probes.extend(read_only_write_probes(input.request, BIN_DIR));
     probes
 }
 
@@ -152,15 +134,8 @@ fn script(probes: &[(String, String)]) -> String {
     script
 }
 
-#[derive(Debug, Default)]
-struct Observation {
-    code: i64,
-    /// The probe's output, lines joined with `|`.
-    output: String,
-}
-
-fn parse(stdout: &str) -> BTreeMap<String, Observation> {
-    let mut observations = BTreeMap::new();
+fn parse(stdout: &str) -> Observations {
+    let mut observations = Observations::new();
     let mut lines = stdout.lines();
     while let Some(line) = lines.next() {
         let Some(name) = line.strip_prefix("OBS ") else {
@@ -190,140 +165,47 @@ fn parse(stdout: &str) -> BTreeMap<String, Observation> {
     observations
 }
 
-fn canary(name: &str, passed: bool, detail: String) -> CanaryResult {
-    CanaryResult {
-        name: name.to_owned(),
-        passed,
-        detail,
-    }
-}
-
 /// The home entries that may exist inside: the first component of every grant (or of the
-/// private home) below the user's home.
+/// private home) below the user's home. Refused when a grant holds the whole home.
 fn allowed_home_entries(input: &CanaryInput<'_>) -> Result<Vec<String>, String> {
-    let mut allowed = Vec::new();
-    for path in input
+    let paths: Vec<&Path> = input
         .request
         .folders
         .iter()
-        .map(|f| f.path.as_str())
-        .chain([HOME_INSIDE])
-    {
-        let path = Path::new(path);
-        if input.user_home.starts_with(path) {
-            return Err(format!("{} is granted to this session", path.display()));
-        }
-        if let Ok(rest) = path.strip_prefix(input.user_home)
-            && let Some(first) = rest.components().next()
-        {
-            allowed.push(first.as_os_str().to_string_lossy().into_owned());
-        }
+        .map(|f| Path::new(&f.path))
+        .chain([Path::new(HOME_INSIDE)])
+        .collect();
+    if let Some(granted) = paths.iter().find(|path| input.user_home.starts_with(path)) {
+        return Err(format!("{} is granted to this session", granted.display()));
     }
-    Ok(allowed)
+    Ok(entries_below(input.user_home, paths))
 }
 
-fn judge(input: &CanaryInput<'_>, obs: &BTreeMap<String, Observation>) -> Vec<CanaryResult> {
-    let get = |name: &str| obs.get(name);
-    let missing = |name: &str| canary(name, false, "the probe did not report".into());
-    let mut results = Vec::new();
-
-    results.push(match (get("home"), allowed_home_entries(input)) {
-        (_, Err(granted)) => canary(
-            "home_absent",
-            true,
-            format!("{granted}; nothing else of the home is mounted"),
-        ),
-        (Some(o), Ok(_)) if o.code != 0 => canary(
-            "home_absent",
-            true,
-            format!(
-                "{} does not exist inside ({})",
-                input.user_home.display(),
-                o.output
-            ),
-        ),
-        (Some(o), Ok(allowed)) => {
-            let extra: Vec<&str> = o
-                .output
-                .split('|')
-                .filter(|e| !e.is_empty() && !allowed.iter().any(|a| a == e))
-                .collect();
-            canary(
+fn judge(input: &CanaryInput<'_>, obs: &Observations) -> Vec<CanaryResult> {
+    let status = ProcStatus::observed(obs);
+    vec![
+        match allowed_home_entries(input) {
+            Err(granted) => canary(
                 "home_absent",
-                extra.is_empty(),
-                if extra.is_empty() {
-                    format!(
-                        "only granted folders exist under {}",
-                        input.user_home.display()
-                    )
-                } else {
-                    format!(
-                        "{} shows {} inside",
-                        input.user_home.display(),
-                        extra.join(", ")
-                    )
-                },
-            )
-        }
-        (None, Ok(_)) => missing("home_absent"),
-    });
-    results.push(match get("sentinel") {
-        Some(o) => {
-            let leaked = o.output.contains(input.sentinel_secret);
-            canary(
-                "outside_read_refused",
-                o.code != 0 && !leaked,
-                format!(
-                    "cat {}: exit {} ({})",
-                    input.sentinel.display(),
-                    o.code,
-                    if leaked {
-                        "CONTENT LEAKED"
-                    } else {
-                        o.output.as_str()
-                    }
-                ),
-            )
-        }
-        None => missing("outside_read_refused"),
-    });
-    let writes: Vec<(&String, &Observation)> = obs
-        .iter()
-        .filter(|(n, _)| n.starts_with("write_") && !n.starts_with("write_ro_"))
-        .collect();
-    let written: Vec<&str> = writes
-        .iter()
-        .filter(|(_, o)| o.code == 0)
-        .map(|(n, _)| n.as_str())
-        .collect();
-    results.push(canary(
-        "outside_write_refused",
-        writes.len() >= 3 && written.is_empty(),
-        if written.is_empty() {
-            format!("{} writes outside the grants all refused", writes.len())
-        } else {
-            format!("writes succeeded: {}", written.join(", "))
+                true,
+                format!("{granted}; nothing else of the home is mounted"),
+            ),
+            Ok(allowed) => home_absent(obs, input.user_home, &allowed, "does not exist inside"),
         },
-    ));
-    let ro: Vec<(&String, &Observation)> = obs
-        .iter()
-        .filter(|(n, _)| n.starts_with("write_ro_"))
-        .collect();
-    let ro_written: Vec<&str> = ro
-        .iter()
-        .filter(|(_, o)| o.code == 0)
-        .map(|(n, _)| n.as_str())
-        .collect();
-    results.push(canary(
-        "read_only_grant_refuses_write",
-        !ro.is_empty() && ro_written.is_empty(),
-        if ro_written.is_empty() {
-            format!("{} read-only folders refused a write", ro.len())
-        } else {
-            format!("writes succeeded: {}", ro_written.join(", "))
-        },
-    ));
-    results.push(match get("landlock") {
+        outside_read_refused(obs, input.sentinel, input.sentinel_secret),
+        outside_write_refused(obs),
+        read_only_grant_refuses_write(obs),
+        landlock_enforced(obs),
+        proxy_refuses_unlisted_host(obs),
+        network_loopback_only(obs),
+        no_new_privs(&status),
+        seccomp_filter(&status),
+        no_capabilities(&status),
+    ]
+}
+
+fn landlock_enforced(obs: &Observations) -> CanaryResult {
+    match obs.get("landlock") {
         Some(o) => canary(
             "landlock_enforced",
             o.code != 0 && o.output.contains("Permission denied"),
@@ -333,16 +215,11 @@ fn judge(input: &CanaryInput<'_>, obs: &BTreeMap<String, Observation>) -> Vec<Ca
             ),
         ),
         None => missing("landlock_enforced"),
-    });
-    results.push(match get("proxy") {
-        Some(o) => canary(
-            "proxy_refuses_unlisted_host",
-            o.code == 0 && o.output.contains(" 403 "),
-            format!("CONNECT {CANARY_HOST}:443 answered: {}", o.output),
-        ),
-        None => missing("proxy_refuses_unlisted_host"),
-    });
-    results.push(match get("netdev") {
+    }
+}
+
+fn network_loopback_only(obs: &Observations) -> CanaryResult {
+    match obs.get("netdev") {
         Some(o) => {
             let interfaces: Vec<&str> = o
                 .output
@@ -357,31 +234,15 @@ fn judge(input: &CanaryInput<'_>, obs: &BTreeMap<String, Observation>) -> Vec<Ca
             )
         }
         None => missing("network_loopback_only"),
-    });
-    let status = get("status")
-        .map(|o| o.output.replace('|', "\n"))
-        .unwrap_or_default();
-    let field = |name: &str| {
-        status.lines().find_map(|l| {
-            l.strip_prefix(&format!("{name}:"))
-                .map(|v| v.trim().to_owned())
-        })
-    };
-    results.push(canary(
-        "no_new_privs",
-        field("NoNewPrivs").as_deref() == Some("1"),
-        format!("NoNewPrivs: {}", field("NoNewPrivs").unwrap_or_default()),
-    ));
-    results.push(canary(
-        "seccomp_filter",
-        field("Seccomp").as_deref() == Some("2"),
-        format!("Seccomp: {}", field("Seccomp").unwrap_or_default()),
-    ));
-    let held = paddock_wall::privileges::held_capabilities(&status);
+    }
+}
+
+fn no_capabilities(status: &ProcStatus) -> CanaryResult {
+    let held = paddock_wall::privileges::held_capabilities(status.text());
     let complete = ["CapEff", "CapPrm", "CapAmb"]
         .iter()
-        .all(|n| field(n).is_some());
-    results.push(canary(
+        .all(|n| status.field(n).is_some());
+    canary(
         "no_capabilities",
         complete && held.is_empty(),
         if held.is_empty() {
@@ -389,8 +250,29 @@ fn judge(input: &CanaryInput<'_>, obs: &BTreeMap<String, Observation>) -> Vec<Ca
         } else {
             format!("held: {}", held.join(", "))
         },
-    ));
-    results
+    )
+}
+
+fn grants_reachable(
+    input: &CanaryInput<'_>,
+    listings: &[Result<ToolResult, CallError>],
+) -> CanaryResult {
+    let unreachable: Vec<String> = input
+        .request
+        .folders
+        .iter()
+        .zip(listings)
+        .filter_map(|(f, r)| r.as_ref().err().map(|e| format!("{} ({e})", f.path)))
+        .collect();
+    canary(
+        "grants_reachable",
+        unreachable.is_empty(),
+        if unreachable.is_empty() {
+            format!("{} granted folders listed", listings.len())
+        } else {
+            format!("unreachable: {}", unreachable.join("; "))
+        },
+    )
 }
 
 /// Runs the suite and returns the attestation; refuses the session when a canary failed.
@@ -398,20 +280,8 @@ pub async fn attest(
     connection: &RunnerConnection,
     input: &CanaryInput<'_>,
 ) -> Result<Attestation, ProviderError> {
-    let probes = probes(input);
     let cancel = CancellationToken::new();
-    let bash = connection.call(
-        ToolRequest::RunBash(RunBash {
-            command: script(&probes),
-            cwd: None,
-            env: None,
-            stdin: None,
-            timeout_ms: Some(20_000),
-            max_output_bytes: None,
-        }),
-        None,
-        &cancel,
-    );
+    let suite = run_script(connection, script(&probes(input)), &cancel);
     let listings = futures::future::join_all(input.request.folders.iter().map(|folder| {
         connection.call(
             ToolRequest::ListDirectory(ListDirectory {
@@ -423,63 +293,14 @@ pub async fn attest(
             &cancel,
         )
     }));
-    let (bash, listings) = tokio::join!(bash, listings);
-    let mut canaries = match bash {
-        Ok(ToolResult::RunBash(result)) => judge(input, &parse(&result.stdout.to_text_lossy())),
-        Ok(other) => vec![canary(
-            "suite",
-            false,
-            format!("the canary script got a {} result", other.name()),
-        )],
-        Err(e) => vec![canary(
-            "suite",
-            false,
-            format!("the canary script failed: {e}"),
-        )],
+    let (suite, listings) = tokio::join!(suite, listings);
+    let mut canaries = match suite {
+        Ok(stdout) => judge(input, &parse(&stdout)),
+        Err(failed) => vec![failed],
     };
-    let unreachable: Vec<String> = input
-        .request
-        .folders
-        .iter()
-        .zip(&listings)
-        .filter(|(_, r)| r.is_err())
-        .map(|(f, r)| {
-            format!(
-                "{} ({})",
-                f.path,
-                r.as_ref()
-                    .err()
-                    .map(ToString::to_string)
-                    .unwrap_or_default()
-            )
-        })
-        .collect();
-    canaries.push(canary(
-        "grants_reachable",
-        unreachable.is_empty(),
-        if unreachable.is_empty() {
-            format!("{} granted folders listed", listings.len())
-        } else {
-            format!("unreachable: {}", unreachable.join("; "))
-        },
-    ));
+    canaries.push(grants_reachable(input, &listings));
     let parts: Vec<&str> = input.config_parts.iter().map(String::as_str).collect();
-    let attestation = Attestation {
-        enforcement: EnforcementLevel::Local,
-        config_hash: config_hash(&parts),
-        canaries,
-        time_ms: now_ms(),
-    };
-    if attestation.passed() {
-        Ok(attestation)
-    } else {
-        let failures = attestation
-            .failures()
-            .map(|c| format!("{}: {}", c.name, c.detail))
-            .collect::<Vec<_>>()
-            .join("; ");
-        Err(ProviderError::AttestationFailed { failures })
-    }
+    attestation::conclude(EnforcementLevel::Local, config_hash(&parts), canaries)
 }
 
 #[cfg(test)]

@@ -28,8 +28,8 @@ use tokio::net::UnixStream;
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
+pub use crate::canaries::{CANARY_HOST, sh_quote};
 pub use allow_list::{AllowListSource, PolicySource};
-pub use canaries::{CANARY_HOST, sh_quote};
 pub use credentials::glob_matches;
 pub use identity::{Identity, USER_NAME};
 pub use layout::{HOME_INSIDE, RUNNER_INSIDE, WALL_INSIDE, etc_entry_is_secret};
@@ -41,6 +41,7 @@ use crate::local::layout::{HostDirs, LayoutInput};
 use crate::local::proxy::{DenialLog, ProxyConfig, Resolver, SystemResolver};
 use crate::runner_client::RunnerConnection;
 use crate::sandbox::{Sandbox, SandboxProvider, SandboxRequest};
+use crate::sandbox_folder::remove_sandbox_folder;
 use crate::spawn;
 
 const RUNNER_READY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -177,7 +178,7 @@ impl LocalProvider {
         match self.build(request, &preflight, identity, &dirs).await {
             Ok(sandbox) => Ok(sandbox),
             Err(e) => {
-                let _ = wall_sandbox::remove_wall_dir(&dirs.root);
+                let _ = remove_sandbox_folder(&dirs.root);
                 Err(e)
             }
         }
@@ -253,37 +254,15 @@ impl LocalProvider {
         let c = &self.config;
         let secret = self.prepare_dirs(dirs, &identity)?;
 
+        let enabled = crate::credentials::enabled_entries(
+            &c.credentials,
+            &request.credentials,
+            &c.user_home,
+        )?;
         let mut credential_env = BTreeMap::new();
-        let mut enabled = Vec::new();
-        for name in &request.credentials {
-            let entry = c
-                .credentials
-                .iter()
-                .find(|s| &s.name == name)
-                .ok_or_else(|| {
-                    let known: Vec<&str> = c.credentials.iter().map(|s| s.name.as_str()).collect();
-                    ProviderError::InvalidRequest(format!(
-                        "unknown credential entry `{name}` (this machine offers: {})",
-                        if known.is_empty() {
-                            "none".to_owned()
-                        } else {
-                            known.join(", ")
-                        }
-                    ))
-                })?;
-            let entry = if entry.hosts_from_kubeconfig {
-                let path = c.user_home.join(&entry.source).join("config");
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| ProviderError::io(format!("reading {}", path.display()), e))?;
-                entry.clone().with_kubeconfig(&text).map_err(|e| {
-                    ProviderError::InvalidRequest(format!("credential entry `{name}`: {e}"))
-                })?
-            } else {
-                entry.clone()
-            };
-            credentials::copy_share(&entry, &c.user_home, &dirs.home(), &identity)?;
-            credential_env.extend(credentials::environment(&entry));
-            enabled.push(entry);
+        for entry in &enabled {
+            credentials::copy_share(entry, &c.user_home, &dirs.home(), &identity)?;
+            credential_env.extend(credentials::environment(entry));
         }
         let policy = c
             .policy
@@ -504,7 +483,7 @@ impl SandboxProvider for LocalProvider {
                 continue;
             };
             if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
-                wall_sandbox::remove_wall_dir(&entry.path()).map_err(|e| {
+                remove_sandbox_folder(&entry.path()).map_err(|e| {
                     ProviderError::io(format!("removing {}", entry.path().display()), e)
                 })?;
                 reaped.push(name);

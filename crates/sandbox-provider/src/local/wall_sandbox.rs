@@ -16,30 +16,7 @@ use crate::error::ProviderError;
 use crate::local::proxy::DenialLog;
 use crate::runner_client::{OutputChunk, RunnerConnection};
 use crate::sandbox::{Sandbox, ToolCallOutcome};
-
-/// Removes a wall folder, first making everything in it writable (a command inside may have
-/// left read-only folders behind).
-pub fn remove_wall_dir(path: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    match std::fs::remove_dir_all(path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(_) => {
-            fn open_up(dir: &Path) {
-                let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
-                if let Ok(entries) = std::fs::read_dir(dir) {
-                    for entry in entries.flatten() {
-                        if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                            open_up(&entry.path());
-                        }
-                    }
-                }
-            }
-            open_up(path);
-            std::fs::remove_dir_all(path)
-        }
-    }
-}
+use crate::sandbox_folder::remove_sandbox_folder;
 
 /// A running local wall.
 pub struct LocalSandbox {
@@ -126,7 +103,7 @@ impl Sandbox for LocalSandbox {
             }
         }
         self.stop_proxy.cancel();
-        remove_wall_dir(&self.dir)
+        remove_sandbox_folder(&self.dir)
             .map_err(|e| ProviderError::io(format!("removing {}", self.dir.display()), e))
     }
 }
@@ -140,6 +117,6 @@ impl Drop for LocalSandbox {
         {
             let _ = child.start_kill();
         }
-        let _ = remove_wall_dir(&self.dir);
+        let _ = remove_sandbox_folder(&self.dir);
     }
 }

@@ -13,17 +13,25 @@
 //! | `proxy_refuses_unlisted_host` | the sandbox proxy answers 403 for a host no rule names |
 //! | `no_new_privs` | `NoNewPrivs: 1` |
 //! | `seccomp_filter` | `Seccomp: 2` |
+//!
+//! The canaries it shares with the local wall are judged in `crate::canaries`; the folder and
+//! private-home verification, the probes (for the image's tools) and the script's framing are
+//! here.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use protocol::{Attestation, CanaryResult, EnforcementLevel, FolderAccess};
 use tokio_util::sync::CancellationToken;
-use tool_protocol::{Delete, ListDirectory, ReadBytes, RunBash, ToolRequest, ToolResult};
+use tool_protocol::{Delete, ListDirectory, ReadBytes, ToolRequest, ToolResult};
 
-use crate::attestation::now_ms;
+use crate::attestation;
+use crate::canaries::{
+    CANARY_HOST, Observation, Observations, ProcStatus, canary, entries_below, home_absent,
+    no_new_privs, outside_read_refused, outside_write_refused, probe, proxy_refuses_unlisted_host,
+    read_only_grant_refuses_write, read_only_write_probes, run_script, seccomp_filter, sh_quote,
+    system_write_probes,
+};
 use crate::error::ProviderError;
-use crate::local::{CANARY_HOST, sh_quote};
 use crate::runner_client::RunnerConnection;
 use crate::sandbox::SandboxRequest;
 
@@ -44,14 +52,6 @@ pub struct AttestInput<'a> {
     pub config_hash: String,
 }
 
-fn canary(name: &str, passed: bool, detail: String) -> CanaryResult {
-    CanaryResult {
-        name: name.to_owned(),
-        passed,
-        detail,
-    }
-}
-
 /// Runs the folder checks and the canaries; refuses the session when any failed.
 pub async fn attest(
     connection: &RunnerConnection,
@@ -68,22 +68,11 @@ pub async fn attest(
         canaries.push(super::private_home::verify(connection, home).await);
     }
     canaries.extend(run_canaries(connection, input).await);
-    let attestation = Attestation {
-        enforcement: EnforcementLevel::Openshell,
-        config_hash: input.config_hash.clone(),
+    attestation::conclude(
+        EnforcementLevel::Openshell,
+        input.config_hash.clone(),
         canaries,
-        time_ms: now_ms(),
-    };
-    if attestation.passed() {
-        Ok(attestation)
-    } else {
-        let failures = attestation
-            .failures()
-            .map(|c| format!("{}: {}", c.name, c.detail))
-            .collect::<Vec<_>>()
-            .join("; ");
-        Err(ProviderError::AttestationFailed { failures })
-    }
+    )
 }
 
 async fn call(connection: &RunnerConnection, request: ToolRequest) -> Result<ToolResult, String> {
@@ -264,18 +253,18 @@ fn probes(input: &AttestInput<'_>) -> Vec<(String, String)> {
     let q = |p: &str| sh_quote(p);
     let mut probes = vec![
         (
-            "home".to_owned(),
+            probe::HOME.to_owned(),
             format!("ls -A1 {}", q(&input.user_home.display().to_string())),
         ),
         (
-            "sentinel".to_owned(),
+            probe::SENTINEL.to_owned(),
             format!("cat {}", q(&input.sentinel.display().to_string())),
         ),
-        ("write_root".to_owned(), ": > /paddock-canary".to_owned()),
-        ("write_usr".to_owned(), ": > /usr/paddock-canary".to_owned()),
-        ("write_etc".to_owned(), ": > /etc/paddock-canary".to_owned()),
+    ];
+    probes.extend(system_write_probes());
+    probes.extend([
         (
-            "proxy".to_owned(),
+            probe::PROXY.to_owned(),
             format!(
                 "p=\"${{HTTPS_PROXY:-$https_proxy}}\"; [ -n \"$p\" ] || {{ echo 'no HTTPS_PROXY'; exit 2; }}; \
                  hp=\"${{p#*://}}\"; hp=\"${{hp%%/*}}\"; \
@@ -285,32 +274,11 @@ fn probes(input: &AttestInput<'_>) -> Vec<(String, String)> {
             ),
         ),
         (
-            "status".to_owned(),
+            probe::STATUS.to_owned(),
             "grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status".to_owned(),
         ),
-    ];
-    let read_only: Vec<&str> = input
-        .request
-        .folders
-        .iter()
-        .filter(|f| f.access == FolderAccess::ReadOnly)
-        .map(|f| f.path.as_str())
-        .collect();
-    if read_only.is_empty() {
-        probes.push((
-            "write_ro_0".to_owned(),
-            format!(
-                ": > {}",
-                q(&format!("{}/.paddock-canary", input.runner_dir))
-            ),
-        ));
-    }
-    for (i, folder) in read_only.iter().enumerate() {
-        probes.push((
-            format!("write_ro_{i}"),
-            format!(": > {}", q(&format!("{folder}/.paddock-canary"))),
-        ));
-    }
+    ]);
+    probes.extend(read_only_write_probes(input.request, input.runner_dir));
     probes
 }
 
@@ -325,12 +293,7 @@ fn script(probes: &[(String, String)]) -> String {
     script
 }
 
-struct Observation {
-    code: i64,
-    output: String,
-}
-
-fn parse(stdout: &str) -> BTreeMap<String, Observation> {
+fn parse(stdout: &str) -> Observations {
     stdout
         .lines()
         .filter_map(|line| {
@@ -348,160 +311,34 @@ fn parse(stdout: &str) -> BTreeMap<String, Observation> {
 }
 
 async fn run_canaries(connection: &RunnerConnection, input: &AttestInput<'_>) -> Vec<CanaryResult> {
-    let probes = probes(input);
-    let result = call(
-        connection,
-        ToolRequest::RunBash(RunBash {
-            command: script(&probes),
-            cwd: None,
-            env: None,
-            stdin: None,
-            timeout_ms: Some(20_000),
-            max_output_bytes: None,
-        }),
-    )
-    .await;
-    match result {
-        Ok(ToolResult::RunBash(result)) => judge(input, &parse(&result.stdout.to_text_lossy())),
-        Ok(other) => vec![canary(
-            "suite",
-            false,
-            format!("the canary script got a {} result", other.name()),
-        )],
-        Err(e) => vec![canary(
-            "suite",
-            false,
-            format!("the canary script failed: {e}"),
-        )],
+    let script = script(&probes(input));
+    match run_script(connection, script, &CancellationToken::new()).await {
+        Ok(stdout) => judge(input, &parse(&stdout)),
+        Err(failed) => vec![failed],
     }
 }
 
-fn judge(input: &AttestInput<'_>, obs: &BTreeMap<String, Observation>) -> Vec<CanaryResult> {
-    let missing = |name: &str| canary(name, false, "the probe did not report".into());
-    let mut results = Vec::new();
+fn judge(input: &AttestInput<'_>, obs: &Observations) -> Vec<CanaryResult> {
     let home = input.user_home;
-    let allowed: Vec<String> = input
-        .request
-        .folders
-        .iter()
-        .map(|f| Path::new(&f.path))
-        .chain(input.private_home)
-        .filter_map(|path| path.strip_prefix(home).ok())
-        .filter_map(|rest| rest.components().next())
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect();
-    results.push(match obs.get("home") {
-        Some(o) if o.code != 0 => canary(
-            "home_absent",
-            true,
-            format!("{} is not there ({})", home.display(), o.output),
-        ),
-        Some(o) => {
-            let extra: Vec<&str> = o
-                .output
-                .split('|')
-                .filter(|e| !e.is_empty() && !allowed.iter().any(|a| a == e))
-                .collect();
-            canary(
-                "home_absent",
-                extra.is_empty(),
-                if extra.is_empty() {
-                    format!("only granted folders exist under {}", home.display())
-                } else {
-                    format!("{} shows {} inside", home.display(), extra.join(", "))
-                },
-            )
-        }
-        None => missing("home_absent"),
-    });
-    results.push(match obs.get("sentinel") {
-        Some(o) => {
-            let leaked = o.output.contains(input.sentinel_secret);
-            canary(
-                "outside_read_refused",
-                o.code != 0 && !leaked,
-                format!(
-                    "cat {}: exit {} ({})",
-                    input.sentinel.display(),
-                    o.code,
-                    if leaked {
-                        "CONTENT LEAKED"
-                    } else {
-                        o.output.as_str()
-                    }
-                ),
-            )
-        }
-        None => missing("outside_read_refused"),
-    });
-    let writes: Vec<(&String, &Observation)> = obs
-        .iter()
-        .filter(|(n, _)| n.starts_with("write_") && !n.starts_with("write_ro_"))
-        .collect();
-    let written: Vec<&str> = writes
-        .iter()
-        .filter(|(_, o)| o.code == 0)
-        .map(|(n, _)| n.as_str())
-        .collect();
-    results.push(canary(
-        "outside_write_refused",
-        writes.len() == 3 && written.is_empty(),
-        if written.is_empty() {
-            format!("{} writes outside the grants were refused", writes.len())
-        } else {
-            format!("writes succeeded: {}", written.join(", "))
-        },
-    ));
-    let ro: Vec<(&String, &Observation)> = obs
-        .iter()
-        .filter(|(n, _)| n.starts_with("write_ro_"))
-        .collect();
-    let ro_written: Vec<&str> = ro
-        .iter()
-        .filter(|(_, o)| o.code == 0)
-        .map(|(n, _)| n.as_str())
-        .collect();
-    results.push(canary(
-        "read_only_grant_refuses_write",
-        !ro.is_empty() && ro_written.is_empty(),
-        if ro_written.is_empty() {
-            format!("{} read-only folders refused a write", ro.len())
-        } else {
-            format!("writes succeeded: {}", ro_written.join(", "))
-        },
-    ));
-    results.push(match obs.get("proxy") {
-        Some(o) => canary(
-            "proxy_refuses_unlisted_host",
-            o.code == 0 && o.output.contains(" 403"),
-            format!("CONNECT {CANARY_HOST}:443 answered: {}", o.output),
-        ),
-        None => missing("proxy_refuses_unlisted_host"),
-    });
-    let status = obs
-        .get("status")
-        .map(|o| o.output.replace('|', "\n"))
-        .unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| {
-                l.strip_prefix(&format!("{name}:"))
-                    .map(|v| v.trim().to_owned())
-            })
-            .unwrap_or_default()
-    };
-    results.push(canary(
-        "no_new_privs",
-        field("NoNewPrivs") == "1",
-        format!("NoNewPrivs: {}", field("NoNewPrivs")),
-    ));
-    results.push(canary(
-        "seccomp_filter",
-        field("Seccomp") == "2",
-        format!("Seccomp: {}", field("Seccomp")),
-    ));
-    results
+    let allowed = entries_below(
+        home,
+        input
+            .request
+            .folders
+            .iter()
+            .map(|f| Path::new(&f.path))
+            .chain(input.private_home),
+    );
+    let status = ProcStatus::observed(obs);
+    vec![
+        home_absent(obs, home, &allowed, "is not there"),
+        outside_read_refused(obs, input.sentinel, input.sentinel_secret),
+        outside_write_refused(obs),
+        read_only_grant_refuses_write(obs),
+        proxy_refuses_unlisted_host(obs),
+        no_new_privs(&status),
+        seccomp_filter(&status),
+    ]
 }
 
 #[cfg(test)]

@@ -156,7 +156,7 @@ fn a_sound_sandbox_passes_every_canary_with_its_reasons() {
              (ls: cannot access '/home/u': No such file or directory)"
                 .to_owned(),
             format!("outside_read_refused pass cat {SENTINEL}: exit 1 ({DENIED})"),
-            "outside_write_refused pass 3 writes outside the grants were refused".to_owned(),
+            "outside_write_refused pass 3 writes outside the grants all refused".to_owned(),
             "read_only_grant_refuses_write pass 1 read-only folders refused a write".to_owned(),
             format!(
                 "proxy_refuses_unlisted_host pass CONNECT {CANARY_HOST}:443 answered: \
@@ -207,7 +207,7 @@ fn a_script_that_reported_nothing_fails_every_canary() {
         [
             format!("home_absent FAIL {silent}"),
             format!("outside_read_refused FAIL {silent}"),
-            "outside_write_refused FAIL 0 writes outside the grants were refused".to_owned(),
+            "outside_write_refused FAIL 0 writes outside the grants all refused".to_owned(),
             "read_only_grant_refuses_write FAIL 0 read-only folders refused a write".to_owned(),
             format!("proxy_refuses_unlisted_host FAIL {silent}"),
             "no_new_privs FAIL NoNewPrivs: ".to_owned(),

@@ -20,11 +20,12 @@ use sandbox_policy::{CredentialEntry, Owner};
 use tokio_util::sync::CancellationToken;
 use tool_protocol::{RunBash, ToolRequest, ToolResult};
 
+use crate::canaries::sh_quote;
 use crate::credentials::{self, HandOver, SshWiring};
 use crate::error::ProviderError;
-use crate::local::sh_quote;
 use crate::runner_client::RunnerConnection;
 use crate::sandbox::SandboxRequest;
+use crate::sandbox_folder::remove_sandbox_folder;
 
 /// The folder under the provider's state folder that holds the private homes.
 pub const HOMES_DIR: &str = "homes";
@@ -187,7 +188,7 @@ impl PrivateHome {
             ProviderError::InvalidRequest(format!("{} has no parent folder", path.display()))
         })?;
         prepare_root(root)?;
-        credentials::remove_private_home(path).map_err(|e| {
+        remove_sandbox_folder(path).map_err(|e| {
             ProviderError::io(format!("removing the leftover {}", path.display()), e)
         })?;
         std::fs::create_dir(path)
@@ -234,7 +235,7 @@ impl PrivateHome {
     /// Removes the home and the copies in it.
     pub fn remove(mut self) -> Result<(), ProviderError> {
         self.done = true;
-        credentials::remove_private_home(&self.path).map_err(|e| {
+        remove_sandbox_folder(&self.path).map_err(|e| {
             ProviderError::io(
                 format!("removing the private home {}", self.path.display()),
                 e,
@@ -246,7 +247,7 @@ impl PrivateHome {
 impl Drop for PrivateHome {
     fn drop(&mut self) {
         if !self.done
-            && let Err(e) = credentials::remove_private_home(&self.path)
+            && let Err(e) = remove_sandbox_folder(&self.path)
         {
             tracing::warn!(home = %self.path.display(), error = %e, "removing a private home failed");
         }
@@ -282,7 +283,7 @@ pub fn reap(state_dir: &Path, live: &BTreeSet<String>) -> Result<Vec<String>, Pr
         if live.contains(&name) {
             continue;
         }
-        credentials::remove_private_home(&entry.path())
+        remove_sandbox_folder(&entry.path())
             .map_err(|e| ProviderError::io(format!("removing {}", entry.path().display()), e))?;
         reaped.push(name);
     }
