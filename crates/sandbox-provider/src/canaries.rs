@@ -332,4 +332,4 @@ pub(crate) fn seccomp_filter(status: &ProcStatus) -> CanaryResult {
 
 #[cfg(test)]
 #[path = "canaries_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -20,7 +20,8 @@ fn observations(list: &[(&str, i64, &str)]) -> Observations {
         .collect()
 }
 
-fn request(folders: &[(&str, FolderAccess)]) -> SandboxRequest {
+/// A session asking for `folders` (the first is the working folder).
+pub(crate) fn request(folders: &[(&str, FolderAccess)]) -> SandboxRequest {
     SandboxRequest {
         session_id: "s1".into(),
         folders: folders

@@ -4,31 +4,13 @@
 
 #![allow(clippy::unwrap_used, reason = "test code")]
 
-use protocol::{FolderGrant, NetworkProfileName};
-
 use super::*;
+use crate::canaries::tests::request;
 
 const HOME: &str = "/home/u";
 const SENTINEL: &str = "/var/lib/paddock/sentinel-1";
 const SECRET: &str = "paddock-sentinel-0123456789abcdef";
 const RUNNER_DIR: &str = "/opt/paddock runner";
-
-fn request(folders: &[(&str, FolderAccess)]) -> SandboxRequest {
-    SandboxRequest {
-        session_id: "s1".into(),
-        folders: folders
-            .iter()
-            .map(|(path, access)| FolderGrant {
-                path: (*path).to_owned(),
-                access: *access,
-            })
-            .collect(),
-        cwd: folders[0].0.to_owned(),
-        network_profile: NetworkProfileName::Strict,
-        extra_hosts: Vec::new(),
-        credentials: Vec::new(),
-    }
-}
 
 fn two_folders() -> SandboxRequest {
     request(&[
