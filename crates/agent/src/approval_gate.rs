@@ -47,7 +47,7 @@ pub(crate) enum GateDecision {
 }
 
 /// The display form of a standing approval.
-pub(crate) fn listed(approval: &approvals::StandingApproval) -> protocol::StandingApproval {
+pub fn listed_approval(approval: &approvals::StandingApproval) -> protocol::StandingApproval {
     protocol::StandingApproval {
         id: approval.id.clone(),
         scope: match approval.scope {
@@ -59,6 +59,15 @@ pub(crate) fn listed(approval: &approvals::StandingApproval) -> protocol::Standi
     }
 }
 
+/// The folder calls run in: the session's `cwd`, else its first folder.
+pub(crate) fn session_cwd(settings: &SessionSettings) -> String {
+    settings
+        .cwd
+        .clone()
+        .or_else(|| settings.folders.first().map(|f| f.path.clone()))
+        .unwrap_or_else(|| "/".to_owned())
+}
+
 /// The session's gate for one evaluation: built from the settings in force at that moment.
 pub(crate) struct Gate {
     policy: ApprovalPolicy,
@@ -68,9 +77,11 @@ pub(crate) struct Gate {
 }
 
 impl Gate {
+    /// `downloaded`: the files the session's commands downloaded (running one asks).
     pub(crate) fn new(
         settings: &SessionSettings,
         enforcement: EnforcementLevel,
+        downloaded: &BTreeSet<String>,
     ) -> Result<Self, String> {
         let grants = Grants::new(
             settings
@@ -87,16 +98,11 @@ impl Gate {
         )
         .map_err(|e| e.to_string())?;
         let rules = RuleSet::builtin().map_err(|e| format!("the built-in rules: {e}"))?;
-        let cwd = settings
-            .cwd
-            .clone()
-            .or_else(|| settings.folders.first().map(|f| f.path.clone()))
-            .unwrap_or_else(|| "/".to_owned());
         Ok(Self {
             policy: ApprovalPolicy::new(settings.approval_mode, rules, grants),
-            cwd,
+            cwd: session_cwd(settings),
             enforcement,
-            downloaded: BTreeSet::new(),
+            downloaded: downloaded.clone(),
         })
     }
 

@@ -7,7 +7,7 @@ use std::sync::{Mutex, PoisonError};
 use approvals::StandingApproval;
 use async_trait::async_trait;
 use model_client::{ContentBlock, Message, Role};
-use protocol::SessionSettings;
+use protocol::{ProviderKind, SessionSettings};
 
 use crate::event_bus::now_ms;
 use crate::session_store::{SessionRecord, SessionStore, SessionSummary, StoreError};
@@ -115,6 +115,27 @@ impl SessionStore for InMemorySessionStore {
         Ok(())
     }
 
+    async fn remove_always_approval(&self, approval_id: &str) -> Result<bool, StoreError> {
+        let mut always = self.always.lock().unwrap_or_else(PoisonError::into_inner);
+        let before = always.len();
+        always.retain(|a| a.id != approval_id);
+        Ok(always.len() != before)
+    }
+
+    async fn add_downloads(&self, id: &str, paths: &[String]) -> Result<(), StoreError> {
+        self.with(id, |record| {
+            for path in paths {
+                if !record.downloads.contains(path) {
+                    record.downloads.push(path.clone());
+                }
+            }
+        })
+    }
+
+    async fn save_provider(&self, id: &str, provider: ProviderKind) -> Result<(), StoreError> {
+        self.with(id, |record| record.provider = Some(provider))
+    }
+
     async fn list(&self) -> Result<Vec<SessionSummary>, StoreError> {
         let sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
         let mut list: Vec<SessionSummary> = sessions
@@ -125,6 +146,8 @@ impl SessionStore for InMemorySessionStore {
                 updated_ms: r.updated_ms,
                 message_count: r.messages.len() as u64,
                 title: title(&r.messages),
+                folders: r.settings.folders.clone(),
+                provider: r.provider,
             })
             .collect();
         list.sort_by(|a, b| b.updated_ms.cmp(&a.updated_ms).then(a.id.cmp(&b.id)));

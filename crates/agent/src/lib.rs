@@ -11,16 +11,19 @@
 
 mod approval_gate;
 mod config;
+mod downloads;
 mod error;
 mod event_bus;
 mod in_memory_store;
 mod sandbox_slot;
 mod session;
 mod session_store;
+mod standing;
 mod tool_call;
 pub mod tools;
 mod turn;
 
+pub use approval_gate::listed_approval;
 pub use config::AgentConfig;
 pub use error::AgentError;
 pub use event_bus::{DiscardSink, EventBus, EventSink, SinkError};

@@ -1,6 +1,6 @@
 //! A session: an actor that takes ops, runs one turn at a time, and emits events.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -41,7 +41,13 @@ pub(crate) struct SessionState {
     /// The first message index not yet saved, when some are unsaved.
     pub dirty_from: Option<usize>,
     pub session_approvals: Vec<StandingApproval>,
+    /// The machine's `always` approvals (re-read at each turn) and the ones this session
+    /// gave but could not save.
     pub always_approvals: Vec<StandingApproval>,
+    /// `always` approvals whose save failed: they hold for this session only.
+    pub unsaved_always: Vec<StandingApproval>,
+    /// Files the session's commands downloaded (running one always asks).
+    pub downloads: BTreeSet<String>,
     /// Notes for the model (e.g. "the sandbox was rebuilt") waiting for the next tool result or
     /// user message.
     pub notes: Vec<String>,
@@ -66,7 +72,7 @@ impl SessionState {
         self.standing()
             .list()
             .iter()
-            .map(crate::approval_gate::listed)
+            .map(crate::approval_gate::listed_approval)
             .collect()
     }
 }
@@ -159,6 +165,8 @@ impl Session {
             settings,
             messages: Vec::new(),
             session_approvals: Vec::new(),
+            downloads: Vec::new(),
+            provider: Some(deps.provider.kind()),
             last_seq: 0,
             created_ms: now,
             updated_ms: now,
@@ -174,6 +182,10 @@ impl Session {
             .load(id)
             .await?
             .ok_or_else(|| crate::session_store::StoreError::NotFound(id.to_owned()))?;
+        let provider = deps.provider.kind();
+        if record.provider != Some(provider) {
+            deps.store.save_provider(id, provider).await?;
+        }
         Self::launch(deps, record, true).await
     }
 
@@ -199,6 +211,8 @@ impl Session {
                 dirty_from: None,
                 session_approvals: record.session_approvals,
                 always_approvals,
+                unsaved_always: Vec::new(),
+                downloads: record.downloads.into_iter().collect(),
                 notes: Vec::new(),
             }),
             pending: Mutex::new(HashMap::new()),
@@ -342,6 +356,9 @@ impl Actor {
                     .events
                     .emit_logged(None, EventMsg::StandingApprovals { approvals })
                     .await;
+            }
+            Op::RevokeApproval { approval_id } => {
+                crate::standing::revoke(&self.shared, &approval_id).await;
             }
             Op::StartSession { .. } => {
                 self.error(

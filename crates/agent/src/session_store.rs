@@ -4,7 +4,7 @@
 use approvals::StandingApproval;
 use async_trait::async_trait;
 use model_client::Message;
-use protocol::SessionSettings;
+use protocol::{FolderGrant, ProviderKind, SessionSettings};
 use serde::{Deserialize, Serialize};
 
 /// Everything needed to resume a session.
@@ -17,6 +17,13 @@ pub struct SessionRecord {
     pub messages: Vec<Message>,
     /// The session-scoped approvals in force (machine-wide `always` approvals are kept apart).
     pub session_approvals: Vec<StandingApproval>,
+    /// Absolute paths the session's commands downloaded (`approvals::downloads_of`); running
+    /// one of them (or a file under a downloaded folder) always asks.
+    #[serde(default)]
+    pub downloads: Vec<String>,
+    /// The wall the session last ran with (`None` for sessions stored before it was kept).
+    #[serde(default)]
+    pub provider: Option<ProviderKind>,
     /// The last event number used, so a resumed session continues the sequence.
     pub last_seq: u64,
     pub created_ms: i64,
@@ -32,6 +39,10 @@ pub struct SessionSummary {
     pub message_count: u64,
     /// The first user message, cut to a line.
     pub title: String,
+    /// The granted folders.
+    pub folders: Vec<FolderGrant>,
+    /// The wall the session last ran with, when known.
+    pub provider: Option<ProviderKind>,
 }
 
 /// Why the store failed.
@@ -80,6 +91,15 @@ pub trait SessionStore: Send + Sync {
 
     /// Adds a machine-wide `always` approval (one with the same id is ignored).
     async fn add_always_approval(&self, approval: &StandingApproval) -> Result<(), StoreError>;
+
+    /// Removes a machine-wide `always` approval; `false` when there was none with this id.
+    async fn remove_always_approval(&self, approval_id: &str) -> Result<bool, StoreError>;
+
+    /// Adds paths to the session's downloaded files (ones already kept are ignored).
+    async fn add_downloads(&self, id: &str, paths: &[String]) -> Result<(), StoreError>;
+
+    /// Records the wall the session runs with.
+    async fn save_provider(&self, id: &str, provider: ProviderKind) -> Result<(), StoreError>;
 
     /// Sessions, most recently updated first.
     async fn list(&self) -> Result<Vec<SessionSummary>, StoreError>;

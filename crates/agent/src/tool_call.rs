@@ -12,9 +12,11 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::approval_gate::{self, Gate, GateDecision, GateVerdict};
+use crate::downloads;
 use crate::event_bus::SinkError;
 use crate::sandbox_slot::{SlotError, sandbox_request};
 use crate::session::Shared;
+use crate::standing;
 use crate::tools::{
     PreparedCall, RenderedResult, ToolEffect, append_denials, render_error, render_result,
     truncate_middle,
@@ -336,7 +338,7 @@ async fn approve(
     let enforcement = shared.slot.provider().enforcement();
     let gate = {
         let state = shared.state();
-        Gate::new(&state.settings, enforcement).map(|gate| {
+        Gate::new(&state.settings, enforcement, &state.downloads).map(|gate| {
             let verdict = gate.evaluate(&call.name, &call.input, &state.standing());
             (gate, verdict)
         })
@@ -426,7 +428,7 @@ async fn approve(
             new_approvals,
         } => {
             if !new_approvals.is_empty() {
-                stand(shared, new_approvals).await?;
+                standing::stand(shared, tid, new_approvals).await?;
             }
             shared
                 .events
@@ -463,44 +465,6 @@ async fn approve(
             Ok(Approval::Denied(message_to_model))
         }
     }
-}
-
-/// Keeps new session or always approvals, saves them, and lists the approvals in force.
-async fn stand(
-    shared: &Shared,
-    new_approvals: Vec<approvals::StandingApproval>,
-) -> Result<(), SinkError> {
-    let mut session_changed = false;
-    for approval in new_approvals {
-        match approval.scope {
-            approvals::ApprovalScope::Always => {
-                shared.state().always_approvals.push(approval.clone());
-                if let Err(e) = shared.store.add_always_approval(&approval).await {
-                    tracing::warn!(session = %shared.id, "saving an always approval failed: {e}");
-                }
-            }
-            approvals::ApprovalScope::Session => {
-                shared.state().session_approvals.push(approval);
-                session_changed = true;
-            }
-            approvals::ApprovalScope::Once => {}
-        }
-    }
-    if session_changed {
-        let approvals = shared.state().session_approvals.clone();
-        if let Err(e) = shared
-            .store
-            .save_session_approvals(&shared.id, &approvals)
-            .await
-        {
-            tracing::warn!(session = %shared.id, "saving session approvals failed: {e}");
-        }
-    }
-    let approvals = shared.state().listed();
-    shared
-        .events
-        .emit(None, EventMsg::StandingApprovals { approvals })
-        .await
 }
 
 fn output_stream(stream: tool_protocol::Stream) -> OutputStream {
@@ -566,6 +530,9 @@ async fn execute(
         )
         .await
     {
+        return sink_failed(call, e);
+    }
+    if let Err(e) = downloads::record(shared, tid, &prepared.request).await {
         return sink_failed(call, e);
     }
 

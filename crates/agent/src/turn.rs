@@ -100,6 +100,9 @@ async fn turn_body(
     emit(EventMsg::TurnStarted { text: text.clone() })
         .await
         .map_err(|e| (e.into(), steps))?;
+    crate::standing::refresh_always(shared, tid)
+        .await
+        .map_err(|e| (e.into(), steps))?;
     {
         let mut state = shared.state();
         let mut blocks: Vec<ContentBlock> = std::mem::take(&mut state.notes)

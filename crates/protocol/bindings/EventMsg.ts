@@ -53,7 +53,11 @@ truncated: boolean, timed_out: boolean, enforcement: EnforcementLevel, network_d
 /**
  * The result text as recorded for the audit trail (capped, marked when cut).
  */
-output: string, } | { "type": "standing_approvals", approvals: Array<StandingApproval>, } | { "type": "turn_finished", stop_reason: TurnStopReason, 
+output: string, } | { "type": "standing_approvals", approvals: Array<StandingApproval>, } | { "type": "approval_revoked", approval_id: string, scope: ApprovalScope, 
+/**
+ * What it had let through, in one line.
+ */
+description: string, } | { "type": "turn_finished", stop_reason: TurnStopReason, 
 /**
  * Model requests made in the turn.
  */

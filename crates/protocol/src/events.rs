@@ -251,8 +251,17 @@ pub enum EventMsg {
         /// The result text as recorded for the audit trail (capped, marked when cut).
         output: String,
     },
-    /// The approvals in force, answering `list_approvals` (and after one is added).
+    /// The approvals in force, answering `list_approvals` (and after one is added or
+    /// revoked).
     StandingApprovals { approvals: Vec<StandingApproval> },
+    /// A standing approval was withdrawn (`revoke_approval`): calls it covered ask again.
+    /// An `always` one is gone from the machine, a `session` one from this session.
+    ApprovalRevoked {
+        approval_id: String,
+        scope: ApprovalScope,
+        /// What it had let through, in one line.
+        description: String,
+    },
     /// The turn ended.
     TurnFinished {
         stop_reason: TurnStopReason,
@@ -287,6 +296,7 @@ impl EventMsg {
             EventMsg::ToolCallOutput { .. } => "tool_call_output",
             EventMsg::ToolCallFinished { .. } => "tool_call_finished",
             EventMsg::StandingApprovals { .. } => "standing_approvals",
+            EventMsg::ApprovalRevoked { .. } => "approval_revoked",
             EventMsg::TurnFinished { .. } => "turn_finished",
             EventMsg::Error { .. } => "error",
             EventMsg::SessionClosed => "session_closed",

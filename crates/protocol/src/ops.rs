@@ -39,6 +39,10 @@ pub enum Op {
     RevokeFolder { path: String },
     /// Asks for a `standing_approvals` event listing the approvals in force.
     ListApprovals,
+    /// Withdraws a standing approval (a `session` one of this session, or a machine-wide
+    /// `always` one) by the id `standing_approvals` listed. Answered by `approval_revoked`
+    /// and a fresh `standing_approvals`; an unknown id is an `invalid_op` error.
+    RevokeApproval { approval_id: String },
     /// Ends the session: the running turn is cancelled and the sandbox torn down.
     Close,
 }
@@ -54,6 +58,7 @@ impl Op {
             Op::GrantFolder { .. } => "grant_folder",
             Op::RevokeFolder { .. } => "revoke_folder",
             Op::ListApprovals => "list_approvals",
+            Op::RevokeApproval { .. } => "revoke_approval",
             Op::Close => "close",
         }
     }

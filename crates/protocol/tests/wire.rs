@@ -122,3 +122,29 @@ fn approval_mode_parses_both_spellings() {
         assert_eq!(serde_json::to_value(mode).unwrap(), json!(mode.as_str()));
     }
 }
+
+#[test]
+fn revoking_an_approval_has_a_pinned_shape() {
+    let submission: Submission = serde_json::from_value(
+        json!({"id":"s2","op":{"type":"revoke_approval","approval_id":"appr-1"}}),
+    )
+    .unwrap();
+    assert_eq!(
+        submission.op,
+        Op::RevokeApproval {
+            approval_id: "appr-1".into()
+        }
+    );
+    assert_eq!(submission.op.name(), "revoke_approval");
+    let msg = EventMsg::ApprovalRevoked {
+        approval_id: "appr-1".into(),
+        scope: ApprovalScope::Always,
+        description: "commands starting with `cargo test`".into(),
+    };
+    assert_eq!(
+        serde_json::to_value(&msg).unwrap(),
+        json!({"type":"approval_revoked","approval_id":"appr-1","scope":"always",
+            "description":"commands starting with `cargo test`"})
+    );
+    assert_eq!(msg.name(), "approval_revoked");
+}

@@ -13,7 +13,7 @@ use agent::{SessionRecord, SessionStore, SessionSummary, StoreError};
 use approvals::StandingApproval;
 use async_trait::async_trait;
 use model_client::{ContentBlock, Message, Role};
-use protocol::SessionSettings;
+use protocol::{ProviderKind, SessionSettings};
 use rusqlite::{Connection, OptionalExtension, params};
 
 pub use migrations::SCHEMA_VERSION;
@@ -143,19 +143,21 @@ impl SessionStore for SqliteSessionStore {
                 return Err(StoreError::AlreadyExists(record.id));
             }
             tx.execute(
-                "INSERT INTO sessions (id, settings, last_seq, created_ms, updated_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                "INSERT INTO sessions (id, settings, last_seq, created_ms, updated_ms, provider)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 params![
                     record.id,
                     to_json("settings", &record.settings)?,
                     i64::try_from(record.last_seq).unwrap_or(i64::MAX),
                     record.created_ms,
-                    record.updated_ms
+                    record.updated_ms,
+                    record.provider.map(ProviderKind::as_str)
                 ],
             )
             .map_err(|e| backend("inserting the session", e))?;
             write_messages(&tx, &record.id, 0, &record.messages)?;
             write_session_approvals(&tx, &record.id, &record.session_approvals)?;
+            write_downloads(&tx, &record.id, &record.downloads)?;
             tx.commit().map_err(|e| backend("committing", e))
         })
         .await
@@ -164,18 +166,29 @@ impl SessionStore for SqliteSessionStore {
     async fn load(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
         let id = id.to_owned();
         self.run(move |connection| {
-            let row: Option<(String, i64, i64, i64)> = connection
+            let row: Option<(String, i64, i64, i64, Option<String>)> = connection
                 .query_row(
-                    "SELECT settings, last_seq, created_ms, updated_ms FROM sessions WHERE id = ?1",
+                    "SELECT settings, last_seq, created_ms, updated_ms, provider
+                     FROM sessions WHERE id = ?1",
                     params![id],
-                    |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
+                    |row| {
+                        Ok((
+                            row.get(0)?,
+                            row.get(1)?,
+                            row.get(2)?,
+                            row.get(3)?,
+                            row.get(4)?,
+                        ))
+                    },
                 )
                 .optional()
                 .map_err(|e| backend("loading the session", e))?;
-            let Some((settings, last_seq, created_ms, updated_ms)) = row else {
+            let Some((settings, last_seq, created_ms, updated_ms, provider)) = row else {
                 return Ok(None);
             };
             let settings: SessionSettings = from_json("session settings", &settings)?;
+            let provider = provider.as_deref().map(provider_kind).transpose()?;
+            let downloads = read_downloads(connection, &id)?;
             let messages = read_column(
                 connection,
                 "SELECT message FROM messages WHERE session_id = ?1 ORDER BY idx",
@@ -193,6 +206,8 @@ impl SessionStore for SqliteSessionStore {
                 settings,
                 messages,
                 session_approvals,
+                downloads,
+                provider,
                 last_seq: u64::try_from(last_seq).unwrap_or(0),
                 created_ms,
                 updated_ms,
@@ -307,41 +322,94 @@ impl SessionStore for SqliteSessionStore {
         .await
     }
 
+    async fn remove_always_approval(&self, approval_id: &str) -> Result<bool, StoreError> {
+        let approval_id = approval_id.to_owned();
+        self.run(move |connection| {
+            let removed = connection
+                .execute(
+                    "DELETE FROM always_approvals WHERE id = ?1",
+                    params![approval_id],
+                )
+                .map_err(|e| backend("removing an approval", e))?;
+            Ok(removed > 0)
+        })
+        .await
+    }
+
+    async fn add_downloads(&self, id: &str, paths: &[String]) -> Result<(), StoreError> {
+        let id = id.to_owned();
+        let paths = paths.to_vec();
+        self.run(move |connection| {
+            let tx = connection
+                .transaction()
+                .map_err(|e| backend("starting a transaction", e))?;
+            touch(&tx, &id)?;
+            write_downloads(&tx, &id, &paths)?;
+            tx.commit().map_err(|e| backend("committing", e))
+        })
+        .await
+    }
+
+    async fn save_provider(&self, id: &str, provider: ProviderKind) -> Result<(), StoreError> {
+        let id = id.to_owned();
+        self.run(move |connection| {
+            let tx = connection
+                .transaction()
+                .map_err(|e| backend("starting a transaction", e))?;
+            touch(&tx, &id)?;
+            tx.execute(
+                "UPDATE sessions SET provider = ?1 WHERE id = ?2",
+                params![provider.as_str(), id],
+            )
+            .map_err(|e| backend("saving the provider", e))?;
+            tx.commit().map_err(|e| backend("committing", e))
+        })
+        .await
+    }
+
     async fn list(&self) -> Result<Vec<SessionSummary>, StoreError> {
         self.run(|connection| {
             let mut statement = connection
                 .prepare(
                     "SELECT s.id, s.created_ms, s.updated_ms,
                             (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id),
-                            (SELECT message FROM messages m WHERE m.session_id = s.id AND idx = 0)
+                            (SELECT message FROM messages m WHERE m.session_id = s.id AND idx = 0),
+                            s.settings, s.provider
                      FROM sessions s ORDER BY s.updated_ms DESC, s.id",
                 )
                 .map_err(|e| backend("listing sessions", e))?;
             let rows = statement
                 .query_map([], |row| {
                     Ok((
-                        row.get::<_, String>(0)?,
-                        row.get::<_, i64>(1)?,
-                        row.get::<_, i64>(2)?,
-                        row.get::<_, i64>(3)?,
+                        (
+                            row.get::<_, String>(0)?,
+                            row.get::<_, i64>(1)?,
+                            row.get::<_, i64>(2)?,
+                            row.get::<_, i64>(3)?,
+                        ),
                         row.get::<_, Option<String>>(4)?,
+                        row.get::<_, String>(5)?,
+                        row.get::<_, Option<String>>(6)?,
                     ))
                 })
                 .map_err(|e| backend("listing sessions", e))?;
             let mut list = Vec::new();
             for row in rows {
-                let (id, created_ms, updated_ms, count, first) =
+                let ((id, created_ms, updated_ms, count), first, settings, provider) =
                     row.map_err(|e| backend("listing sessions", e))?;
                 let title = match first {
                     Some(text) => title(&[from_json::<Message>("a message", &text)?]),
                     None => String::new(),
                 };
+                let settings: SessionSettings = from_json("session settings", &settings)?;
                 list.push(SessionSummary {
                     id,
                     created_ms,
                     updated_ms,
                     message_count: u64::try_from(count).unwrap_or(0),
                     title,
+                    folders: settings.folders,
+                    provider: provider.as_deref().map(provider_kind).transpose()?,
                 });
             }
             Ok(list)
@@ -394,6 +462,47 @@ fn write_session_approvals(
         .map_err(|e| backend("saving an approval", e))?;
     }
     Ok(())
+}
+
+fn write_downloads(
+    tx: &rusqlite::Transaction<'_>,
+    id: &str,
+    paths: &[String],
+) -> Result<(), StoreError> {
+    let mut insert = tx
+        .prepare("INSERT OR IGNORE INTO session_downloads (session_id, path) VALUES (?1, ?2)")
+        .map_err(|e| backend("saving downloaded paths", e))?;
+    for path in paths {
+        insert
+            .execute(params![id, path])
+            .map_err(|e| backend("saving a downloaded path", e))?;
+    }
+    Ok(())
+}
+
+fn read_downloads(connection: &Connection, id: &str) -> Result<Vec<String>, StoreError> {
+    let mut statement = connection
+        .prepare("SELECT path FROM session_downloads WHERE session_id = ?1 ORDER BY rowid")
+        .map_err(|e| backend("reading downloaded paths", e))?;
+    let rows = statement
+        .query_map(params![id], |row| row.get::<_, String>(0))
+        .map_err(|e| backend("reading downloaded paths", e))?;
+    let mut paths = Vec::new();
+    for row in rows {
+        paths.push(row.map_err(|e| backend("reading downloaded paths", e))?);
+    }
+    Ok(paths)
+}
+
+fn provider_kind(text: &str) -> Result<ProviderKind, StoreError> {
+    match text {
+        "openshell" => Ok(ProviderKind::Openshell),
+        "local" => Ok(ProviderKind::Local),
+        "direct" => Ok(ProviderKind::Direct),
+        other => Err(StoreError::Corrupt(format!(
+            "a session's provider `{other}` is not one of openshell, local, direct"
+        ))),
+    }
 }
 
 fn read_column<T: serde::de::DeserializeOwned>(

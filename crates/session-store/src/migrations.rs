@@ -29,6 +29,14 @@ const MIGRATIONS: &[&str] = &[
          id TEXT PRIMARY KEY,
          approval TEXT NOT NULL
      );",
+    // 2: the wall a session runs with (for listings and resume), and the files its commands
+    // downloaded (running one asks, also after a resume).
+    "ALTER TABLE sessions ADD COLUMN provider TEXT;
+     CREATE TABLE session_downloads (
+         session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+         path TEXT NOT NULL,
+         PRIMARY KEY (session_id, path)
+     );",
 ];
 
 /// The schema version this build writes.

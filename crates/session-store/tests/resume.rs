@@ -201,3 +201,172 @@ async fn resuming_an_unknown_session_names_it() {
         .unwrap_err();
     assert!(err.to_string().contains("no-such-session"), "{err}");
 }
+
+/// Runs one turn whose only call asks and is answered with `scope`; returns the turn's events.
+async fn approved_turn(
+    session: &Session,
+    events: &mut broadcast::Receiver<Event>,
+    id: &str,
+    scope: ApprovalScope,
+) -> Vec<Event> {
+    session
+        .submit(Op::UserTurn {
+            text: format!("run {id}"),
+        })
+        .unwrap();
+    let mut seen = until(events, |m| {
+        matches!(m, EventMsg::ToolCallAwaitingApproval { .. })
+    })
+    .await;
+    session
+        .submit(Op::Approval {
+            call_id: id.into(),
+            decision: ApprovalDecision::Approve { scope },
+        })
+        .unwrap();
+    seen.extend(until(events, |m| matches!(m, EventMsg::TurnFinished { .. })).await);
+    seen
+}
+
+#[tokio::test]
+async fn a_file_downloaded_before_a_restart_still_asks_when_run_after_it() {
+    let state = tempfile::tempdir().unwrap();
+    let db = state.path().join("sessions.db");
+    let folder = tempfile::tempdir().unwrap();
+    let folder = folder.path().canonicalize().unwrap();
+    let source = tempfile::tempdir().unwrap();
+    let payload = source.path().join("payload.sh");
+    std::fs::write(&payload, "echo ran > ran.txt\n").unwrap();
+    let server = FakeModelServer::start().await.unwrap();
+
+    let session_id = {
+        let store: Arc<dyn SessionStore> = Arc::new(SqliteSessionStore::open(&db).unwrap());
+        let bus = EventBus::new(Arc::new(DiscardSink), 1024);
+        let mut events = bus.subscribe();
+        let command = format!("curl -sS -o tool file://{}", payload.display());
+        server.push(Reply::stream([
+            sse::tool_use("dl", "run_bash", json!({ "command": command })),
+            sse::stop("tool_use"),
+        ]));
+        server.push(Reply::stream([sse::text("Got it."), sse::stop("end_turn")]));
+        let session = Session::start(deps(&server, store, &bus), settings(&folder))
+            .await
+            .unwrap();
+        approved_turn(&session, &mut events, "dl", ApprovalScope::Once).await;
+        let id = session.id().to_owned();
+        session.submit(Op::Close).unwrap();
+        session.closed().await;
+        id
+    };
+    assert!(folder.join("tool").exists());
+
+    let store: Arc<dyn SessionStore> = Arc::new(SqliteSessionStore::open(&db).unwrap());
+    let bus = EventBus::new(Arc::new(DiscardSink), 1024);
+    let mut events = bus.subscribe();
+    server.push(Reply::stream([
+        sse::tool_use("run", "run_bash", json!({"command": "sh tool"})),
+        sse::stop("tool_use"),
+    ]));
+    server.push(Reply::stream([
+        sse::text("Not run."),
+        sse::stop("end_turn"),
+    ]));
+    let session = Session::resume(deps(&server, store, &bus), &session_id)
+        .await
+        .unwrap();
+    session
+        .submit(Op::UserTurn {
+            text: "run it".into(),
+        })
+        .unwrap();
+    let asked = until(&mut events, |m| {
+        matches!(m, EventMsg::ToolCallAwaitingApproval { .. })
+    })
+    .await;
+    let Some(EventMsg::ToolCallAwaitingApproval {
+        reason,
+        lasting_allowed,
+        ..
+    }) = asked.last().map(|e| e.msg.clone())
+    else {
+        unreachable!()
+    };
+    assert!(
+        reason.starts_with("safety check:") && reason.contains("downloaded in this session"),
+        "{reason}"
+    );
+    assert!(!lasting_allowed);
+    session
+        .submit(Op::Approval {
+            call_id: "run".into(),
+            decision: ApprovalDecision::Deny { reason: None },
+        })
+        .unwrap();
+    until(&mut events, |m| matches!(m, EventMsg::TurnFinished { .. })).await;
+    assert!(!folder.join("ran.txt").exists());
+    session.submit(Op::Close).unwrap();
+    session.closed().await;
+}
+
+#[tokio::test]
+async fn an_always_approval_the_store_cannot_save_is_reported_and_holds_for_the_session() {
+    let state = tempfile::tempdir().unwrap();
+    let db = state.path().join("sessions.db");
+    let folder = tempfile::tempdir().unwrap();
+    let folder = folder.path().canonicalize().unwrap();
+    let server = FakeModelServer::start().await.unwrap();
+    let store: Arc<dyn SessionStore> = Arc::new(SqliteSessionStore::open(&db).unwrap());
+    // A real SQLite failure on exactly that write.
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER refuse_always BEFORE INSERT ON always_approvals
+             BEGIN SELECT RAISE(FAIL, 'disk quota exceeded'); END;",
+        )
+        .unwrap();
+    let bus = EventBus::new(Arc::new(DiscardSink), 1024);
+    let mut events = bus.subscribe();
+    for id in ["c1", "c2"] {
+        server.push(Reply::stream([
+            sse::tool_use(id, "run_bash", json!({"command": "touch stamp"})),
+            sse::stop("tool_use"),
+        ]));
+        server.push(Reply::stream([sse::text("ok"), sse::stop("end_turn")]));
+    }
+    let session = Session::start(deps(&server, store.clone(), &bus), settings(&folder))
+        .await
+        .unwrap();
+    let turn = approved_turn(&session, &mut events, "c1", ApprovalScope::Always).await;
+    let error = turn
+        .iter()
+        .find_map(|e| match &e.msg {
+            EventMsg::Error { code, message } => Some((*code, message.clone())),
+            _ => None,
+        })
+        .expect("an error event");
+    assert_eq!(error.0, protocol::ErrorCode::PersistenceFailed);
+    assert!(
+        error.1.contains("will not survive a restart") && error.1.contains("disk quota exceeded"),
+        "{}",
+        error.1
+    );
+    assert!(folder.join("stamp").exists(), "the approved call still ran");
+    assert!(store.always_approvals().await.unwrap().is_empty());
+
+    // It holds for the rest of this session, turns included.
+    session
+        .submit(Op::UserTurn {
+            text: "again".into(),
+        })
+        .unwrap();
+    let turn = until(&mut events, |m| matches!(m, EventMsg::TurnFinished { .. })).await;
+    assert!(
+        turn.iter().any(|e| matches!(
+            &e.msg,
+            EventMsg::ToolCallApproved { call_id, by: DecidedBy::StandingApproval, .. } if call_id == "c2"
+        )),
+        "{turn:#?}"
+    );
+    session.submit(Op::Close).unwrap();
+    session.closed().await;
+}

@@ -6,7 +6,9 @@ use agent::{SessionRecord, SessionStore, StoreError};
 use approvals::{ApprovalGrant, ApprovalScope, StandingApproval};
 use model_client::Message;
 use pretty_assertions::assert_eq;
-use protocol::{ApprovalMode, NetworkProfileName, SessionSettings};
+use protocol::{
+    ApprovalMode, FolderAccess, FolderGrant, NetworkProfileName, ProviderKind, SessionSettings,
+};
 use session_store::{SCHEMA_VERSION, SqliteSessionStore};
 
 fn record(id: &str) -> SessionRecord {
@@ -23,6 +25,8 @@ fn record(id: &str) -> SessionRecord {
         },
         messages: vec![Message::user_text("first line\nsecond")],
         session_approvals: vec![],
+        downloads: vec!["/p/tool".into()],
+        provider: Some(ProviderKind::Local),
         last_seq: 3,
         created_ms: 10,
         updated_ms: 10,
@@ -120,4 +124,101 @@ async fn reopening_keeps_data_and_does_not_rerun_migrations() {
         .unwrap();
     let store = SqliteSessionStore::open(&path).unwrap();
     assert!(store.load("kept").await.unwrap().is_some());
+}
+
+#[tokio::test]
+async fn downloads_provider_and_folders_are_kept_and_listed() {
+    let store = SqliteSessionStore::open_in_memory().unwrap();
+    let mut first = record("d");
+    first.settings.folders = vec![FolderGrant {
+        path: "/home/alice/project".into(),
+        access: FolderAccess::ReadWrite,
+    }];
+    store.create(&first).await.unwrap();
+    store
+        .add_downloads("d", &["/p/a.sh".into(), "/p/tool".into(), "/p/repo".into()])
+        .await
+        .unwrap();
+    let loaded = store.load("d").await.unwrap().unwrap();
+    assert_eq!(loaded.downloads, ["/p/tool", "/p/a.sh", "/p/repo"]);
+    assert_eq!(loaded.provider, Some(ProviderKind::Local));
+    let err = store
+        .add_downloads("ghost", &["/x".into()])
+        .await
+        .unwrap_err();
+    assert_eq!(err, StoreError::NotFound("ghost".into()));
+
+    store
+        .save_provider("d", ProviderKind::Direct)
+        .await
+        .unwrap();
+    let listed = store.list().await.unwrap();
+    assert_eq!(listed[0].provider, Some(ProviderKind::Direct));
+    assert_eq!(listed[0].folders, first.settings.folders);
+}
+
+#[tokio::test]
+async fn always_approvals_are_removed_by_id() {
+    let store = SqliteSessionStore::open_in_memory().unwrap();
+    let keep = StandingApproval::new(
+        ApprovalScope::Always,
+        ApprovalGrant::CommandPrefix {
+            prefix: vec!["cargo".into(), "test".into()],
+        },
+    );
+    let drop = StandingApproval::new(
+        ApprovalScope::Always,
+        ApprovalGrant::CommandPrefix {
+            prefix: vec!["npm".into(), "test".into()],
+        },
+    );
+    store.add_always_approval(&keep).await.unwrap();
+    store.add_always_approval(&drop).await.unwrap();
+    assert!(store.remove_always_approval(&drop.id).await.unwrap());
+    assert!(!store.remove_always_approval(&drop.id).await.unwrap());
+    assert_eq!(store.always_approvals().await.unwrap(), vec![keep]);
+}
+
+#[tokio::test]
+async fn a_version_1_database_is_migrated_and_its_sessions_still_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sessions.db");
+    // The schema as the first release wrote it, with one session in it.
+    let connection = rusqlite::Connection::open(&path).unwrap();
+    connection
+        .execute_batch(
+            "CREATE TABLE sessions (id TEXT PRIMARY KEY, settings TEXT NOT NULL,
+                 last_seq INTEGER NOT NULL DEFAULT 0, created_ms INTEGER NOT NULL,
+                 updated_ms INTEGER NOT NULL);
+             CREATE TABLE messages (session_id TEXT NOT NULL REFERENCES sessions(id)
+                 ON DELETE CASCADE, idx INTEGER NOT NULL, message TEXT NOT NULL,
+                 PRIMARY KEY (session_id, idx));
+             CREATE TABLE session_approvals (session_id TEXT NOT NULL REFERENCES sessions(id)
+                 ON DELETE CASCADE, idx INTEGER NOT NULL, approval TEXT NOT NULL,
+                 PRIMARY KEY (session_id, idx));
+             CREATE TABLE always_approvals (id TEXT PRIMARY KEY, approval TEXT NOT NULL);
+             PRAGMA user_version = 1;",
+        )
+        .unwrap();
+    connection
+        .execute(
+            "INSERT INTO sessions (id, settings, last_seq, created_ms, updated_ms)
+             VALUES ('old', ?1, 5, 1, 2)",
+            [serde_json::to_string(&record("old").settings).unwrap()],
+        )
+        .unwrap();
+    drop(connection);
+
+    let store = SqliteSessionStore::open(&path).unwrap();
+    let loaded = store.load("old").await.unwrap().unwrap();
+    assert_eq!(loaded.provider, None);
+    assert!(loaded.downloads.is_empty());
+    assert_eq!(loaded.last_seq, 5);
+    store.add_downloads("old", &["/p/x".into()]).await.unwrap();
+    let version: u32 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
+    assert_eq!(SCHEMA_VERSION, 2);
 }
