@@ -7,6 +7,7 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use model_client::{ApiKey, ClientConfig, KeyNeed, KeyStore, ModelClient};
 use protocol::ProviderKind;
+use sandbox_policy::{CredentialEntry, SandboxData};
 use sandbox_provider::SandboxProvider;
 use sandbox_provider::direct::DirectProvider;
 use sandbox_provider::local::{AllowListSource, LocalConfig, LocalProvider};
@@ -79,18 +80,7 @@ pub fn provider(
         ProviderKind::Local => {
             let policy = AllowListSource::builtin()
                 .map_err(|e| anyhow::anyhow!("the built-in network profiles: {e}"))?;
-            let mut credentials = Vec::new();
-            for name in policy.data.credential_names() {
-                credentials.push(
-                    policy
-                        .data
-                        .credential(&name)
-                        .map_err(|e| anyhow::anyhow!("built-in credential entry `{name}`: {e}"))?,
-                );
-            }
-            for entry in &config.credentials {
-                credentials.push(entry.to_policy().map_err(anyhow::Error::msg)?);
-            }
+            let credentials = credential_entries(&policy.data, config)?;
             let mut local = LocalConfig::new(
                 runner,
                 helpers.paddock_wall.clone(),
@@ -101,35 +91,68 @@ pub fn provider(
             local.credentials = credentials;
             Arc::new(LocalProvider::new(local))
         }
-        ProviderKind::Openshell => {
-            let Some(image) = config.openshell_image.clone() else {
-                bail!(
-                    "the openshell provider needs `openshell.image` in {}",
-                    paths.config_file().display()
-                );
-            };
-            let runner_dir = runner
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| PathBuf::from("."));
-            let mut openshell = OpenShellConfig::new(
-                machine_id(),
-                image,
-                runner_dir,
-                paths.state_dir.join("openshell"),
-                home(),
-            )
-            .context("configuring the openshell provider")?;
-            if let Some(gateway) = &config.openshell_gateway {
-                let mut vars: Vec<(String, String)> = std::env::vars().collect();
-                vars.retain(|(name, _)| name != "OPENSHELL_GATEWAY");
-                vars.push(("OPENSHELL_GATEWAY".into(), gateway.clone()));
-                openshell.environment =
-                    sandbox_provider::openshell::HostEnvironment::from_vars(vars);
-            }
-            Arc::new(OpenShellProvider::new(openshell))
-        }
+        ProviderKind::Openshell => Arc::new(openshell_provider(config, paths, helpers)?),
     })
+}
+
+/// The credential-share entries this machine offers a sandbox (each off unless a session
+/// enables it by name): the built-ins of `data` (`ssh`, `gh`, `aws`, `kube`) and the machine
+/// config's custom `[[sandbox_credentials]]`. Every wall gets the same list.
+pub fn credential_entries(
+    data: &SandboxData,
+    config: &MachineConfig,
+) -> anyhow::Result<Vec<CredentialEntry>> {
+    let mut credentials = Vec::new();
+    for name in data.credential_names() {
+        credentials.push(
+            data.credential(&name)
+                .map_err(|e| anyhow::anyhow!("built-in credential entry `{name}`: {e}"))?,
+        );
+    }
+    for entry in &config.credentials {
+        credentials.push(
+            entry
+                .to_policy()
+                .map_err(|e| anyhow::anyhow!("sandbox_credentials `{}`: {e}", entry.name))?,
+        );
+    }
+    Ok(credentials)
+}
+
+/// The OpenShell provider for this machine, offering the same credential entries as the
+/// local wall. Building it contacts no gateway.
+pub fn openshell_provider(
+    config: &MachineConfig,
+    paths: &Paths,
+    helpers: &Helpers,
+) -> anyhow::Result<OpenShellProvider> {
+    let Some(image) = config.openshell_image.clone() else {
+        bail!(
+            "the openshell provider needs `openshell.image` in {}",
+            paths.config_file().display()
+        );
+    };
+    let runner_dir = helpers
+        .tool_runner
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let mut openshell = OpenShellConfig::new(
+        machine_id(),
+        image,
+        runner_dir,
+        paths.state_dir.join("openshell"),
+        home(),
+    )
+    .context("configuring the openshell provider")?;
+    if let Some(gateway) = &config.openshell_gateway {
+        let mut vars: Vec<(String, String)> = std::env::vars().collect();
+        vars.retain(|(name, _)| name != "OPENSHELL_GATEWAY");
+        vars.push(("OPENSHELL_GATEWAY".into(), gateway.clone()));
+        openshell.environment = sandbox_provider::openshell::HostEnvironment::from_vars(vars);
+    }
+    let credentials = credential_entries(&openshell.data, config)?;
+    Ok(OpenShellProvider::new(openshell).with_credentials(credentials))
 }
 
 /// The model client of the machine's `[models]` settings, and its key (to redact it from the
