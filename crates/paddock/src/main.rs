@@ -1,10 +1,12 @@
 //! `paddock`: run an agent task in a sandbox, check this machine's sandbox, read the audit
 //! trail. See the crate README.
 
+mod approvals_cmd;
 mod audit_cmd;
 mod machine;
 mod run;
 mod sandbox_check;
+mod sessions_cmd;
 mod terminal;
 
 use std::process::ExitCode;
@@ -57,10 +59,22 @@ impl From<ProviderArg> for ProviderKind {
 enum Command {
     /// Run one task: stream its progress, ask approvals, leave a run record.
     Run {
-        /// What the agent should do.
+        /// What the agent should do (with --resume: the next message of that session).
         task: String,
+        /// Continue a stored session (history, folders, settings and approvals in force)
+        /// with TASK as its next message; see `paddock sessions list`.
+        #[arg(
+            long,
+            value_name = "SESSION_ID",
+            conflicts_with_all = ["folders", "model", "approval_mode", "allow_hosts", "credentials"]
+        )]
+        resume: Option<String>,
         /// A folder the agent may use: `PATH` (read-write) or `PATH:ro`. Repeatable.
-        #[arg(long = "folder", value_name = "PATH[:ro]", required = true)]
+        #[arg(
+            long = "folder",
+            value_name = "PATH[:ro]",
+            required_unless_present = "resume"
+        )]
         folders: Vec<String>,
         /// The model id (default: the machine config's `models.model`).
         #[arg(long)]
@@ -100,6 +114,46 @@ enum Command {
     Audit {
         #[command(subcommand)]
         command: AuditCommand,
+    },
+    /// Stored sessions (continue one with `paddock run --resume ID "…"`).
+    Sessions {
+        #[command(subcommand)]
+        command: SessionsCommand,
+    },
+    /// Standing approvals: the machine's `always` ones, or a session's with --session.
+    Approvals {
+        #[command(subcommand)]
+        command: ApprovalsCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum SessionsCommand {
+    /// Stored sessions, most recently active first: id, created, folders, provider, last
+    /// activity.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ApprovalsCommand {
+    /// The machine's `always` approvals (or one session's `session` approvals).
+    List {
+        /// List this stored session's approvals instead.
+        #[arg(long, value_name = "SESSION_ID")]
+        session: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Withdraw an approval by the id `list` shows; calls it covered ask again.
+    Revoke {
+        /// The approval's id.
+        id: String,
+        /// Revoke one of this stored session's approvals instead of a machine-wide one.
+        #[arg(long, value_name = "SESSION_ID")]
+        session: Option<String>,
     },
 }
 
@@ -208,6 +262,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Run {
             task,
+            resume,
             folders,
             model,
             approval_mode,
@@ -228,6 +283,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             };
             let options = RunOptions {
                 task,
+                resume,
                 folders,
                 model,
                 approval_mode,
@@ -263,6 +319,17 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
                 json,
             } => audit_cmd::list(&paths, session, limit, json),
             AuditCommand::Export { format, session } => audit_cmd::export(&paths, &format, session),
+        },
+        Command::Sessions {
+            command: SessionsCommand::List { json },
+        } => sessions_cmd::list(&paths, json).await,
+        Command::Approvals { command } => match command {
+            ApprovalsCommand::List { session, json } => {
+                approvals_cmd::list(&paths, session.as_deref(), json).await
+            }
+            ApprovalsCommand::Revoke { id, session } => {
+                approvals_cmd::revoke(&paths, &id, session.as_deref()).await
+            }
         },
     }
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use agent::{AgentConfig, EventBus, Session, SessionDeps, ToolRegistry};
+use agent::{AgentConfig, EventBus, Session, SessionDeps, SessionStore, ToolRegistry};
 use anyhow::{Context, bail};
 use audit_store::AuditStore;
 use protocol::{
@@ -34,6 +34,9 @@ pub enum Prompts {
 #[derive(Debug, Clone)]
 pub struct RunOptions {
     pub task: String,
+    /// Continue this stored session instead of starting one (then `folders`, `model`,
+    /// `approval_mode`, `extra_hosts` and `credentials` must be empty: they are the session's).
+    pub resume: Option<String>,
     pub folders: Vec<String>,
     pub model: Option<String>,
     pub approval_mode: Option<String>,
@@ -72,6 +75,14 @@ fn provider_kind(text: &str) -> anyhow::Result<ProviderKind> {
         "direct" => Ok(ProviderKind::Direct),
         other => bail!("--provider `{other}` is not one of: local, openshell, direct"),
     }
+}
+
+/// The session store (created, with the state folder, when missing).
+fn open_store(paths: &Paths) -> anyhow::Result<SqliteSessionStore> {
+    std::fs::create_dir_all(&paths.state_dir)
+        .with_context(|| format!("creating {}", paths.state_dir.display()))?;
+    SqliteSessionStore::open(&paths.sessions_db())
+        .with_context(|| format!("opening {}", paths.sessions_db().display()))
 }
 
 /// A folder under `runs/` for this run's record.
@@ -147,14 +158,8 @@ fn decide(prompts: Prompts, lasting_allowed: bool, json: bool) -> ApprovalDecisi
     }
 }
 
-pub async fn run(
-    options: RunOptions,
-    paths: &Paths,
-    config: &MachineConfig,
-) -> anyhow::Result<ExitCode> {
-    if options.task.trim().is_empty() {
-        bail!("the task is empty");
-    }
+/// A new session's settings from the options and the machine config.
+fn new_settings(options: &RunOptions, config: &MachineConfig) -> anyhow::Result<SessionSettings> {
     if options.folders.is_empty() {
         bail!("grant at least one folder with --folder PATH[:ro]");
     }
@@ -166,10 +171,6 @@ pub async fn run(
     for host in &options.extra_hosts {
         check_host(host).map_err(|p| anyhow::anyhow!("--allow-host: {p}"))?;
     }
-    let provider_kind = match &options.provider {
-        Some(text) => provider_kind(text)?,
-        None => config.provider,
-    };
     let approval_mode = match &options.approval_mode {
         Some(text) => ApprovalMode::parse(text).with_context(|| {
             format!(
@@ -177,6 +178,73 @@ pub async fn run(
             )
         })?,
         None => config.approval_mode,
+    };
+    let mut extra_hosts = config.extra_hosts.clone();
+    extra_hosts.extend(options.extra_hosts.iter().cloned());
+    Ok(SessionSettings {
+        folders,
+        cwd: None,
+        network_profile: config.network_profile,
+        extra_hosts,
+        credentials: options.credentials.clone(),
+        model: options.model.clone(),
+        approval_mode,
+    })
+}
+
+/// How the run begins: a new session, or a stored one continued.
+enum Begin {
+    New(SessionSettings),
+    Resume(String),
+}
+
+pub async fn run(
+    options: RunOptions,
+    paths: &Paths,
+    config: &MachineConfig,
+) -> anyhow::Result<ExitCode> {
+    if options.task.trim().is_empty() {
+        bail!("the task is empty");
+    }
+    let chosen_provider = options.provider.as_deref().map(provider_kind).transpose()?;
+    let (begin, store, provider_kind, approval_mode) = match &options.resume {
+        None => {
+            let settings = new_settings(&options, config)?;
+            let store = open_store(paths)?;
+            let mode = settings.approval_mode;
+            let kind = chosen_provider.unwrap_or(config.provider);
+            (Begin::New(settings), store, kind, mode)
+        }
+        Some(id) => {
+            let settings_given = !options.folders.is_empty()
+                || options.model.is_some()
+                || options.approval_mode.is_some()
+                || !options.extra_hosts.is_empty()
+                || !options.credentials.is_empty();
+            if settings_given {
+                bail!(
+                    "--resume continues a session with its own folders and settings; drop                      --folder, --model, --approval-mode, --allow-host and --credential"
+                );
+            }
+            let store = open_store(paths)?;
+            let record = store
+                .load(id)
+                .await
+                .with_context(|| format!("loading session `{id}`"))?
+                .with_context(|| {
+                    format!("no stored session `{id}` (list them with `paddock sessions list`)")
+                })?;
+            // The wall the session ran with, unless --provider says otherwise.
+            let kind = chosen_provider
+                .or(record.provider)
+                .unwrap_or(config.provider);
+            (
+                Begin::Resume(id.clone()),
+                store,
+                kind,
+                record.settings.approval_mode,
+            )
+        }
     };
     if provider_kind == ProviderKind::Direct {
         warn(&format!(
@@ -188,8 +256,6 @@ pub async fn run(
         warn("WARNING: APPROVALS BYPASSED: every tool call runs without asking.");
     }
 
-    std::fs::create_dir_all(&paths.state_dir)
-        .with_context(|| format!("creating {}", paths.state_dir.display()))?;
     let (model, key) = host::model_client(config).await?;
     let mut audit = AuditStore::open(paths.audit_db())
         .with_context(|| format!("opening the audit trail {}", paths.audit_db().display()))?;
@@ -198,8 +264,6 @@ pub async fn run(
             .register_secret(key.expose_secret())
             .context("registering the model key for redaction")?;
     }
-    let store = SqliteSessionStore::open(&paths.sessions_db())
-        .with_context(|| format!("opening {}", paths.sessions_db().display()))?;
     let provider = host::provider(
         provider_kind,
         config,
@@ -224,18 +288,10 @@ pub async fn run(
         tools: ToolRegistry::sandbox_tools(),
         config: agent_config,
     };
-    let mut extra_hosts = config.extra_hosts.clone();
-    extra_hosts.extend(options.extra_hosts.iter().cloned());
-    let settings = SessionSettings {
-        folders,
-        cwd: None,
-        network_profile: config.network_profile,
-        extra_hosts,
-        credentials: options.credentials.clone(),
-        model: options.model.clone(),
-        approval_mode,
+    let session = match begin {
+        Begin::New(settings) => Session::start(deps, settings).await?,
+        Begin::Resume(id) => Session::resume(deps, &id).await?,
     };
-    let session = Session::start(deps, settings).await?;
     session.submit(Op::UserTurn {
         text: options.task.clone(),
     })?;
@@ -302,7 +358,7 @@ pub async fn run(
     say(
         options.json,
         &format!(
-            "run record: {}\naudit trail: {} (session {id})\n",
+            "run record: {}\naudit trail: {} (session {id})\ncontinue with: paddock run --resume {id} \"…\"\n",
             record_dir.display(),
             paths.audit_db().display()
         ),
