@@ -76,6 +76,9 @@ pub fn human(event: &Event) -> Option<String> {
             }
             line
         }
+        EventMsg::ApprovalRevoked { description, .. } => {
+            format!("  approval revoked: {description}\n")
+        }
         EventMsg::Error { code, message } => format!("error ({}): {message}\n", code.as_str()),
         EventMsg::TurnFinished { stop_reason, steps } => {
             format!(
