@@ -37,6 +37,8 @@ pub const OIDC_TOKEN: &str = "oidc-access-token-PLANTED-4711";
 
 pub struct Harness {
     pub root: tempfile::TempDir,
+    /// Holds the provider's state folder, kept apart from `root` (see [`state_base`]).
+    pub state_root: tempfile::TempDir,
     pub double: GatewayDouble,
     pub pki: TestPki,
     pub rw: PathBuf,
@@ -53,6 +55,27 @@ pub struct Harness {
 fn mkdir(path: &Path, mode: u32) {
     std::fs::create_dir_all(path).unwrap();
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Where the provider's state folder lives. The provider rightly refuses a state folder under
+/// `/tmp` or `/var/tmp` (a gateway run as a systemd service has `PrivateTmp`), so when the
+/// checkout's target folder lies there (CI may clone anywhere) the state goes under
+/// `$HOME/.cache/paddock-tests` instead; the session folders stay under the target folder,
+/// which also proves that granted folders under `/tmp` work.
+fn state_base(target_tmp: &Path) -> PathBuf {
+    let private_tmp = ["/tmp", "/var/tmp"]
+        .iter()
+        .any(|tmp| target_tmp.starts_with(tmp));
+    if !private_tmp {
+        return target_tmp.join("openshell-state");
+    }
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|home| home.is_absolute() && !home.starts_with("/tmp"))
+        .unwrap_or_else(|| PathBuf::from("/root"));
+    home.join(".cache")
+        .join("paddock-tests")
+        .join("openshell-state")
 }
 
 /// A tiny HTTP server answering every request with `hello from allowed.test`.
@@ -83,18 +106,26 @@ impl Harness {
 
     /// Starts the double (after `adjust` changed its configuration) and registers it.
     pub async fn start_with(auth: Auth, adjust: impl FnOnce(&mut DoubleConfig)) -> Self {
-        let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("openshell-tests");
+        let target_tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        let base = target_tmp.join("openshell-tests");
         mkdir(&base, 0o755);
         let root = tempfile::Builder::new()
             .prefix("t")
             .tempdir_in(&base)
             .unwrap();
         mkdir(root.path(), 0o755);
+        let state_base = state_base(&target_tmp);
+        std::fs::create_dir_all(&state_base).unwrap();
+        let state_root = tempfile::Builder::new()
+            .prefix("t")
+            .tempdir_in(&state_base)
+            .unwrap();
+        mkdir(state_root.path(), 0o755);
         let p = root.path();
         let (rw, ro, state, home) = (
             p.join("work"),
             p.join("docs"),
-            p.join("state"),
+            state_root.path().join("state"),
             p.join("home"),
         );
         for dir in [&rw, &ro, &state, &home] {
@@ -147,6 +178,7 @@ impl Harness {
         std::fs::write(xdg.join("openshell").join("active_gateway"), GATEWAY_NAME).unwrap();
         Self {
             root,
+            state_root,
             double,
             pki,
             rw,

@@ -8,6 +8,8 @@
 //! and `/sandbox`, the `driver_config` mounts at their targets, `tmpfs` mounts emulated by one
 //! host folder per sandbox (so the main process and every exec share them, as processes of
 //! one container do), and the sandbox proxy reached through the bridge at `127.0.0.1:3128`.
+//! The launcher is bound at [`LAUNCHER_INSIDE`]: its host path may sit under `/tmp` (a checkout
+//! under `/tmp`), which the sandbox's private `/tmp` hides.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
@@ -22,6 +24,8 @@ use tokio::process::Command;
 
 /// Where the double's per-sandbox files (wall configs, proxy socket) appear inside.
 pub const DOUBLE_DIR_INSIDE: &str = "/run/openshell-double";
+/// Where the `paddock-wall` launcher appears inside, wherever it lives on the host.
+pub const LAUNCHER_INSIDE: &str = "/run/openshell-double-launcher/paddock-wall";
 /// The sandbox's working folder (OpenShell's `/sandbox`).
 pub const WORKDIR: &str = "/sandbox";
 
@@ -45,6 +49,9 @@ pub struct Layout {
     pub mounts: Vec<Mount>,
     /// Targets hidden behind an empty tmpfs (the "image shadows the mount" knob).
     pub shadowed: Vec<String>,
+    /// Host paths bound read-only at the same path (the "wall with a hole" knob), so the hole
+    /// is there even when the path lies under the host's `/tmp`.
+    pub exposed: Vec<String>,
     pub rules: Vec<PathRule>,
     /// The sandbox's host folder (owner-only apart from what the sandbox user needs).
     pub dir: PathBuf,
@@ -134,6 +141,8 @@ impl Layout {
         let double = self.dir.join("double").display().to_string();
         push(&["--bind", &tmp, "/tmp", "--bind", &workdir, WORKDIR]);
         push(&["--ro-bind", &double, DOUBLE_DIR_INSIDE]);
+        let launcher = self.wall.display().to_string();
+        push(&["--ro-bind", &launcher, LAUNCHER_INSIDE]);
         let mut mounts: Vec<(usize, &Mount)> = self.mounts.iter().enumerate().collect();
         mounts.sort_by_key(|(_, m)| match m {
             Mount::Bind { target, .. } | Mount::Tmpfs { target } => target.len(),
@@ -154,6 +163,9 @@ impl Layout {
                     push(&["--bind", &dir, target]);
                 }
             }
+        }
+        for path in &self.exposed {
+            push(&["--ro-bind-try", path, path]);
         }
         for target in &self.shadowed {
             push(&["--tmpfs", target]);
@@ -203,7 +215,7 @@ impl Layout {
             .arg(&self.bwrap)
             .args(self.bwrap_args()?)
             .arg("--")
-            .arg(paddock_wall_inside(&self.wall))
+            .arg(LAUNCHER_INSIDE)
             .args(["inner", "--config", &config, "--"])
             .args(argv)
             .env_clear()
@@ -214,11 +226,6 @@ impl Layout {
             .kill_on_drop(true);
         Ok(command)
     }
-}
-
-/// The launcher is reached at its host path (the host root is the image).
-fn paddock_wall_inside(wall: &Path) -> String {
-    wall.display().to_string()
 }
 
 /// The Landlock rules of a policy's `filesystem_policy`; missing paths are dropped under

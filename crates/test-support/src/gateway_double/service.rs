@@ -28,6 +28,13 @@ use super::launch::{self, Layout, Mount, WORKDIR};
 use super::state::{Record, State};
 use super::{DOUBLE_VERSION, DoubleConfig, Knobs, get, pki, validate};
 
+/// The log target of a sandbox main process's stderr lines.
+const MAIN_LOG_TARGET: &str = "main";
+/// How many of those lines a `MainProcessExited` condition quotes.
+const STDERR_TAIL_LINES: usize = 5;
+/// How long an exited main process's stderr is read to its end before the condition is set.
+const STDERR_DRAIN: Duration = Duration::from_secs(2);
+
 /// Who called.
 pub struct Principal {
     pub subject: String,
@@ -216,16 +223,16 @@ impl DoubleService {
             Ok(child) => child,
             Err(e) => return fail("StartFailed", format!("starting the main process: {e}")),
         };
-        if let Some(stderr) = child.stderr.take() {
+        let stderr_reader = child.stderr.take().map(|stderr| {
             let (state, name) = (self.state.clone(), name.clone());
             tokio::spawn(async move {
                 use tokio::io::AsyncBufReadExt;
                 let mut lines = tokio::io::BufReader::new(stderr).lines();
                 while let Ok(Some(line)) = lines.next_line().await {
-                    state.log(&name, "INFO", "main", line);
+                    state.log(&name, "INFO", MAIN_LOG_TARGET, line);
                 }
-            });
-        }
+            })
+        });
         self.state.set_phase(
             &name,
             SandboxPhase::Ready,
@@ -242,8 +249,19 @@ impl DoubleService {
                     s.code().or_else(|| s.signal().map(|n| 128 + n))
                 }).unwrap_or(1);
                 let phase = if code == 0 { SandboxPhase::Completed } else { SandboxPhase::Error };
+                // The last lines the process wrote, so a failed start says why (a process that
+                // left a child holding its stderr open is not waited for long).
+                if let Some(reader) = stderr_reader {
+                    let _ = tokio::time::timeout(STDERR_DRAIN, reader).await;
+                }
+                let mut message = format!("the main process exited with {code}");
+                let tail = self.state.log_tail(&name, MAIN_LOG_TARGET, STDERR_TAIL_LINES);
+                if !tail.is_empty() {
+                    message.push_str("; its stderr ended with: ");
+                    message.push_str(&tail.join(" | "));
+                }
                 self.state.update(&name, |r| r.exit_code = Some(code));
-                self.state.set_phase(&name, phase, "MainProcessExited", &format!("the main process exited with {code}"));
+                self.state.set_phase(&name, phase, "MainProcessExited", &message);
             }
         }
     }
@@ -367,13 +385,14 @@ impl OpenShell for DoubleService {
                 Mount::Bind { target, .. } | Mount::Tmpfs { target } => target.clone(),
             })
             .collect();
+        let exposed = get(&self.knobs.exposed);
         let rules = launch::landlock_rules(
             &filesystem.read_only,
             &filesystem.read_write,
             filesystem.include_workdir,
             hard,
             &provided,
-            &get(&self.knobs.exposed),
+            &exposed,
         )
         .map_err(Status::failed_precondition)?;
         let mut memory = self.state.lock();
@@ -389,6 +408,7 @@ impl OpenShell for DoubleService {
             gid: checked.gid,
             mounts: checked.mounts,
             shadowed: get(&self.knobs.shadowed),
+            exposed,
             rules,
             dir: self.config.state_dir.join(format!("sandbox-{}", &id[..8])),
             env,

@@ -137,6 +137,24 @@ impl State {
         });
     }
 
+    /// The last `lines` log messages of `target` (oldest first).
+    pub fn log_tail(&self, name: &str, target: &str, lines: usize) -> Vec<String> {
+        let memory = self.lock();
+        let Some(record) = memory.sandboxes.get(name) else {
+            return Vec::new();
+        };
+        let mut tail: Vec<String> = record
+            .logs
+            .iter()
+            .rev()
+            .filter(|line| line.target == target)
+            .take(lines)
+            .map(|line| line.message.clone())
+            .collect();
+        tail.reverse();
+        tail
+    }
+
     /// Appends a log line (source `sandbox`).
     pub fn log(&self, name: &str, level: &str, target: &str, message: String) {
         self.update(name, |record| {
