@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use openshell_support::{Auth, Harness, OWNER, bash};
+use protocol::{FolderAccess, FolderGrant};
 use sandbox_policy::{CredentialEntry, SandboxData};
 use sandbox_provider::openshell::{
     HOMES_DIR, OpenShellProvider, OpenShellSandbox, SSH_PROXY_PATH, SessionOptions,
@@ -421,19 +422,22 @@ async fn bad_requests_are_refused_before_anything_is_copied() {
         err.contains("unknown credential entry `nonesuch` (this machine offers: ssh)"),
         "{err}"
     );
-    // The state folder inside a granted folder would put the copies within the grant.
-    let inside = OpenShellProvider::new(sandbox_provider::openshell::OpenShellConfig {
-        state_dir: h.rw.join(".paddock-state"),
-        ..h.config(h.environment(&[]))
+    // A grant that holds the state folder would put the copies within the grant.
+    let mut request = with_credentials(&h, &["ssh"]);
+    let holder = h.state_root.path().display().to_string();
+    request.folders.push(FolderGrant {
+        path: holder.clone(),
+        access: FolderAccess::ReadWrite,
     });
-    let err = inside
-        .start(&with_credentials(&h, &["ssh"]), &|_| {})
+    let err = provider
+        .start(&request, &|_| {})
         .await
         .err()
         .unwrap()
         .to_string();
     assert!(err.contains("overlaps"), "{err}");
-    assert!(!h.rw.join(".paddock-state").join(HOMES_DIR).exists());
+    assert!(err.contains(&holder), "{err}");
+    assert!(!h.state.join(HOMES_DIR).exists());
     assert!(h.double.sandbox_names().is_empty());
 }
 

@@ -60,22 +60,19 @@ fn mkdir(path: &Path, mode: u32) {
 /// Where the provider's state folder lives. The provider rightly refuses a state folder under
 /// `/tmp` or `/var/tmp` (a gateway run as a systemd service has `PrivateTmp`), so when the
 /// checkout's target folder lies there (CI may clone anywhere) the state goes under
-/// `$HOME/.cache/paddock-tests` instead; the session folders stay under the target folder,
-/// which also proves that granted folders under `/tmp` work.
+/// `/var/cache/paddock-tests` instead (the tests run as root; a home folder would not do, as
+/// the double mounts as the sandbox user, who cannot pass through a 0700 `/root`). The session
+/// folders stay under the target folder, which also proves that granted folders under `/tmp`
+/// work.
 fn state_base(target_tmp: &Path) -> PathBuf {
     let private_tmp = ["/tmp", "/var/tmp"]
         .iter()
         .any(|tmp| target_tmp.starts_with(tmp));
-    if !private_tmp {
-        return target_tmp.join("openshell-state");
+    if private_tmp {
+        PathBuf::from("/var/cache/paddock-tests/openshell-state")
+    } else {
+        target_tmp.join("openshell-state")
     }
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|home| home.is_absolute() && !home.starts_with("/tmp"))
-        .unwrap_or_else(|| PathBuf::from("/root"));
-    home.join(".cache")
-        .join("paddock-tests")
-        .join("openshell-state")
 }
 
 /// A tiny HTTP server answering every request with `hello from allowed.test`.
@@ -115,7 +112,7 @@ impl Harness {
             .unwrap();
         mkdir(root.path(), 0o755);
         let state_base = state_base(&target_tmp);
-        std::fs::create_dir_all(&state_base).unwrap();
+        mkdir(&state_base, 0o755);
         let state_root = tempfile::Builder::new()
             .prefix("t")
             .tempdir_in(&state_base)
