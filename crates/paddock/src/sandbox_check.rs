@@ -87,7 +87,12 @@ pub async fn check(
     println!("built and attested in {} ms", built.as_millis());
 
     let call = ToolRequest::RunBash(RunBash {
-        command: "echo \"inside: uid $(id -u), $(uname -sr)\"; ls -A \"$PWD\" | wc -l".into(),
+        command: concat!(
+            "echo \"inside: uid $(id -u), $(uname -sr), working in $PWD\"; ",
+            "echo probe > .paddock-check && rm .paddock-check && ",
+            "echo \"the granted folder takes writes\""
+        )
+        .into(),
         cwd: None,
         env: None,
         stdin: None,

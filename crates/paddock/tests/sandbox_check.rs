@@ -53,6 +53,8 @@ async fn check_builds_attests_and_removes_a_local_wall() {
     }
     assert!(!text.contains("[FAIL]"), "{text}");
     assert!(text.contains("enforcement: local"), "{text}");
+    assert!(text.contains("inside: uid "), "{text}");
+    assert!(text.contains("the granted folder takes writes"), "{text}");
     assert!(text.contains("check passed"), "{text}");
     // Nothing of the throwaway sandbox is left behind.
     let checks = home.path().join("state/paddock/checks");
