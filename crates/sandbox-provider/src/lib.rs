@@ -20,6 +20,7 @@ pub mod openshell;
 pub mod runner_client;
 mod sandbox;
 mod sandbox_folder;
+mod socket_address;
 mod spawn;
 
 pub use error::ProviderError;

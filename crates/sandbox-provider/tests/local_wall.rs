@@ -64,6 +64,31 @@ async fn starts_attests_and_cleans_up() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_state_folder_deep_under_a_long_home_still_works() {
+    // Socket paths under it are far longer than a socket address holds (107 bytes).
+    let w = world_with(WorldOptions {
+        state_depth: 6,
+        ..WorldOptions::default()
+    });
+    let sandbox = w.start().await;
+    let dir = sandbox.host_dir().to_path_buf();
+    assert!(
+        dir.join("proxy/proxy.sock").as_os_str().len() > 150,
+        "{}",
+        dir.display()
+    );
+    assert!(
+        sandbox.attestation().passed(),
+        "{:#?}",
+        sandbox.attestation()
+    );
+    let r = bash(sandbox.as_ref(), "echo through > note.txt && cat note.txt").await;
+    assert_eq!(stdout(&r), "through\n", "{}", stderr(&r));
+    sandbox.close().await.unwrap();
+    assert!(!dir.exists(), "the wall's folder outlived it");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_failed_canary_refuses_the_session() {
     let w = world();
     // A machine whose "home" is a folder every wall mounts: the home canary must fail.

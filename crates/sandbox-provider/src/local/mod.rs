@@ -42,6 +42,7 @@ use crate::local::proxy::{DenialLog, ProxyConfig, Resolver, SystemResolver};
 use crate::runner_client::RunnerConnection;
 use crate::sandbox::{Sandbox, SandboxProvider, SandboxRequest};
 use crate::sandbox_folder::remove_sandbox_folder;
+use crate::socket_address::SocketAddress;
 use crate::spawn;
 
 const RUNNER_READY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -346,9 +347,11 @@ impl LocalProvider {
         }
 
         let socket = dirs.runner_socket();
+        let address = SocketAddress::new(&socket)
+            .map_err(|e| ProviderError::io(format!("naming {}", socket.display()), e))?;
         let started = Instant::now();
         let stream = loop {
-            if let Ok(stream) = UnixStream::connect(&socket).await {
+            if let Ok(stream) = UnixStream::connect(address.path()).await {
                 break stream;
             }
             if let Ok(Some(status)) = child.try_wait() {

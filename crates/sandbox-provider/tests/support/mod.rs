@@ -90,6 +90,8 @@ pub struct WorldOptions {
     pub credentials: Vec<CredentialEntry>,
     /// Hosts added to the session (`host:port`).
     pub extra_hosts: Vec<String>,
+    /// A state folder nested this deep, so socket paths outgrow `sun_path` (a long home).
+    pub state_depth: usize,
 }
 
 pub fn world() -> World {
@@ -104,10 +106,15 @@ pub fn world_with(options: WorldOptions) -> World {
     std::fs::write(root.path().join("docs/readme.txt"), "read-only document\n").unwrap();
     std::fs::write(root.path().join("outside/secret.txt"), "OUTSIDE-SECRET\n").unwrap();
     std::fs::write(root.path().join("home/.bash_history"), "HOME-SECRET\n").unwrap();
+    let mut state = root.path().join("state");
+    for level in 0..options.state_depth {
+        state.push(format!("a-long-folder-name-{level}"));
+    }
+    std::fs::create_dir_all(&state).unwrap();
     let mut config = LocalConfig::new(
         test_support::binaries::tool_runner(),
         test_support::binaries::paddock_wall(),
-        root.path().join("state"),
+        state,
         root.path().join("home"),
         Arc::new(AllowListSource {
             data: sandbox_policy::SandboxData::builtin().unwrap(),

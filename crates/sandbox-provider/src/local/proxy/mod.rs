@@ -28,6 +28,7 @@ pub use request::{BadRequest, Request, Target};
 pub use resolver::{Resolver, StaticResolver, SystemResolver};
 
 use crate::attestation::now_ms;
+use crate::socket_address::SocketAddress;
 
 const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -40,13 +41,13 @@ pub struct ProxyConfig {
     pub denials: DenialLog,
 }
 
-/// Binds the proxy's socket at `path` and serves it until `stop` fires.
+/// Binds the proxy's socket at `path` (of any length) and serves it until `stop` fires.
 pub fn start(
     path: &Path,
     config: ProxyConfig,
     stop: CancellationToken,
 ) -> std::io::Result<tokio::task::JoinHandle<()>> {
-    let listener = UnixListener::bind(path)?;
+    let listener = UnixListener::bind(SocketAddress::new(path)?.path())?;
     Ok(tokio::spawn(async move {
         loop {
             let stream = tokio::select! {
