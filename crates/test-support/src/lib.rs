@@ -7,3 +7,4 @@
 pub mod binaries;
 pub mod gateway_double;
 pub mod model_server;
+pub mod pki;

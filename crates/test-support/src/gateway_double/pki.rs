@@ -4,9 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rcgen::{
-    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
-};
+use crate::pki::TestCa;
 
 /// PEM-encoded certificates and keys, generated fresh for each test.
 #[derive(Clone)]
@@ -24,57 +22,18 @@ impl std::fmt::Debug for TestPki {
     }
 }
 
-fn fail(what: &str, e: &rcgen::Error) -> ! {
-    panic!("generating the test PKI ({what}): {e}")
-}
-
 impl TestPki {
     /// A CA and client certificate with `client_cn`/`client_ou` (the gateway's principal).
     pub fn generate_for(client_cn: &str, client_ou: &str) -> Self {
-        let ca_key = KeyPair::generate().unwrap_or_else(|e| fail("CA key", &e));
-        let mut ca_params =
-            CertificateParams::new(Vec::<String>::new()).unwrap_or_else(|e| fail("CA", &e));
-        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        ca_params
-            .distinguished_name
-            .push(DnType::CommonName, "openshell-ca");
-        let ca_cert = ca_params
-            .self_signed(&ca_key)
-            .unwrap_or_else(|e| fail("CA certificate", &e));
-        let issuer = Issuer::new(ca_params, ca_key);
-
-        let server_key = KeyPair::generate().unwrap_or_else(|e| fail("server key", &e));
-        let mut server_params =
-            CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
-                .unwrap_or_else(|e| fail("server", &e));
-        server_params
-            .distinguished_name
-            .push(DnType::CommonName, "openshell-server");
-        server_params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-        let server_cert = server_params
-            .signed_by(&server_key, &issuer)
-            .unwrap_or_else(|e| fail("server certificate", &e));
-
-        let client_key = KeyPair::generate().unwrap_or_else(|e| fail("client key", &e));
-        let mut client_params =
-            CertificateParams::new(Vec::<String>::new()).unwrap_or_else(|e| fail("client", &e));
-        client_params
-            .distinguished_name
-            .push(DnType::CommonName, client_cn);
-        client_params
-            .distinguished_name
-            .push(DnType::OrganizationalUnitName, client_ou);
-        client_params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
-        let client_cert = client_params
-            .signed_by(&client_key, &issuer)
-            .unwrap_or_else(|e| fail("client certificate", &e));
-
+        let ca = TestCa::new("openshell-ca");
+        let server = ca.issue_server("openshell-server", &["localhost", "127.0.0.1"]);
+        let client = ca.issue_client(client_cn, client_ou);
         Self {
-            ca_pem: ca_cert.pem(),
-            server_cert_pem: server_cert.pem(),
-            server_key_pem: server_key.serialize_pem(),
-            client_cert_pem: client_cert.pem(),
-            client_key_pem: client_key.serialize_pem(),
+            ca_pem: ca.cert_pem().to_owned(),
+            server_cert_pem: server.cert_pem,
+            server_key_pem: server.key_pem,
+            client_cert_pem: client.cert_pem,
+            client_key_pem: client.key_pem,
         }
     }
 

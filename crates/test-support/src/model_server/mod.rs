@@ -1,5 +1,7 @@
 //! `FakeModelServer`: a test double of the Anthropic Messages and OpenAI Chat Completions
-//! APIs over real HTTP/1.1 on `127.0.0.1:0`.
+//! APIs over real HTTP on `127.0.0.1:0`: plain ([`FakeModelServer::start`]) or HTTPS with a
+//! per-server CA ([`FakeModelServer::start_tls`]), HTTP/2 when the client offers it and
+//! HTTP/1.1 otherwise. [`TestConnectProxy`] is the HTTPS proxy double that goes with it.
 //!
 //! Each test scripts the answers ([`Reply`], built from [`sse`] events), points a real client
 //! at [`FakeModelServer::anthropic_base_url`] or [`FakeModelServer::openai_base_url`], and
@@ -8,7 +10,9 @@
 //! of its wire format ([`invariants`]); a violation is answered with a 400 and fails the test
 //! when the server is dropped, as does a request for which no reply was scripted.
 
+mod connect_proxy;
 pub mod invariants;
+mod listen;
 mod record;
 mod render;
 mod script;
@@ -23,6 +27,8 @@ use tokio::net::TcpListener;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+pub use connect_proxy::{ConnectAttempt, TestConnectProxy};
+pub use listen::AcceptedConnection;
 pub use record::{REDACTED, RecordedRequest, StreamOutcome};
 pub use render::WireFormat;
 pub use script::{Reply, ScriptEvent, sse};
@@ -32,6 +38,8 @@ pub use sse::stop;
 /// found no scripted reply), the drop panics with the list, failing the test.
 pub struct FakeModelServer {
     addr: SocketAddr,
+    /// The CA that signed the server's certificate; `None` for plain HTTP.
+    ca_pem: Option<String>,
     shared: Arc<Shared>,
     shutdown: CancellationToken,
 }
@@ -49,6 +57,7 @@ struct State {
     requests: Vec<RecordedRequest>,
     outcomes: HashMap<usize, StreamOutcome>,
     violations: Vec<String>,
+    connections: Vec<AcceptedConnection>,
 }
 
 impl Shared {
@@ -64,22 +73,63 @@ impl Shared {
         self.lock().outcomes.insert(index, outcome);
         self.changed.notify_waiters();
     }
+
+    /// Records a new connection; returns its index.
+    fn record_connection(&self, connection: AcceptedConnection) -> usize {
+        let index = {
+            let mut state = self.lock();
+            state.connections.push(connection);
+            state.connections.len() - 1
+        };
+        self.changed.notify_waiters();
+        index
+    }
+
+    fn update_connection(&self, index: usize, connection: AcceptedConnection) {
+        if let Some(slot) = self.lock().connections.get_mut(index) {
+            *slot = connection;
+        }
+        self.changed.notify_waiters();
+    }
 }
 
 impl FakeModelServer {
-    /// Starts serving on an ephemeral port of 127.0.0.1.
+    /// Starts serving plain HTTP on an ephemeral port of 127.0.0.1.
     pub async fn start() -> std::io::Result<Self> {
+        Self::listen(None).await
+    }
+
+    /// Starts serving HTTPS on an ephemeral port of 127.0.0.1, with a certificate for
+    /// `localhost` and `127.0.0.1` signed by a CA made for this server alone
+    /// ([`FakeModelServer::ca_pem`]).
+    pub async fn start_tls() -> std::io::Result<Self> {
+        Self::start_tls_for_names(&["localhost", "127.0.0.1"]).await
+    }
+
+    /// Like [`FakeModelServer::start_tls`], but the certificate is valid for exactly `names`
+    /// (pass names the client does not dial to provoke a hostname mismatch).
+    pub async fn start_tls_for_names(names: &[&str]) -> std::io::Result<Self> {
+        Self::listen(Some(listen::TlsIdentity::generate(names)?)).await
+    }
+
+    async fn listen(tls: Option<listen::TlsIdentity>) -> std::io::Result<Self> {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared::default());
         let shutdown = CancellationToken::new();
-        tokio::spawn(serve::accept_loop(
+        let (acceptor, ca_pem) = match tls {
+            Some(identity) => (Some(identity.acceptor), Some(identity.ca_pem)),
+            None => (None, None),
+        };
+        tokio::spawn(listen::accept_loop(
             listener,
+            acceptor,
             Arc::clone(&shared),
             shutdown.clone(),
         ));
         Ok(Self {
             addr,
+            ca_pem,
             shared,
             shutdown,
         })
@@ -89,14 +139,53 @@ impl FakeModelServer {
         self.addr
     }
 
-    /// The base URL for an Anthropic client (`http://127.0.0.1:PORT`).
-    pub fn anthropic_base_url(&self) -> String {
-        format!("http://{}", self.addr)
+    /// The CA certificate (PEM) a client must trust to reach a TLS server; `None` for plain
+    /// HTTP.
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.ca_pem.as_deref()
     }
 
-    /// The base URL for an OpenAI-compatible client (`http://127.0.0.1:PORT/v1`).
+    fn origin(&self) -> String {
+        let scheme = if self.ca_pem.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.addr)
+    }
+
+    /// The base URL for an Anthropic client (`http://127.0.0.1:PORT`, or `https://…`).
+    pub fn anthropic_base_url(&self) -> String {
+        self.origin()
+    }
+
+    /// The base URL for an OpenAI-compatible client (`http://127.0.0.1:PORT/v1`, or
+    /// `https://…`).
     pub fn openai_base_url(&self) -> String {
-        format!("http://{}/v1", self.addr)
+        format!("{}/v1", self.origin())
+    }
+
+    /// Every TCP connection accepted so far, in order. A connection is recorded when it is
+    /// accepted, before its TLS handshake: a client that reports a certificate error has
+    /// already been counted.
+    pub fn connections(&self) -> Vec<AcceptedConnection> {
+        self.shared.lock().connections.clone()
+    }
+
+    /// The connections once none is still in its TLS handshake, waiting up to `timeout`
+    /// (what there is then, otherwise).
+    pub async fn settled_connections(&self, timeout: Duration) -> Vec<AcceptedConnection> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notified = self.shared.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let connections = self.connections();
+            let settled = !connections.contains(&AcceptedConnection::TlsHandshaking);
+            if settled || tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return connections;
+            }
+        }
     }
 
     /// From now on, a request without exactly this key gets the vendor's 401 (and consumes

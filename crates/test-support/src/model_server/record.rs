@@ -16,6 +16,8 @@ pub struct RecordedRequest {
     pub index: usize,
     pub method: String,
     pub path: String,
+    /// `HTTP/1.1` or `HTTP/2.0`.
+    pub http_version: String,
     /// `None` for a path that is neither vendor's endpoint.
     pub format: Option<WireFormat>,
     /// Lower-case names, in arrival order, key values redacted.

@@ -1,5 +1,5 @@
-//! The HTTP side of the fake server: accepting connections, recording and checking each
-//! request, and writing the scripted reply.
+//! The HTTP side of the fake server: recording and checking each request, and writing the
+//! scripted reply.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -9,14 +9,9 @@ use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, StreamBody};
 use hyper::body::{Frame, Incoming};
-use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
 use serde_json::Value;
-use tokio::net::TcpListener;
 use tokio::sync::mpsc;
-use tokio::task::JoinSet;
-use tokio_util::sync::CancellationToken;
 
 use super::record::{REDACTED, RecordedRequest, StreamOutcome};
 use super::render::{self, WireFormat};
@@ -25,32 +20,6 @@ use super::{Shared, invariants};
 
 type Body = BoxBody<Bytes, std::io::Error>;
 type FrameResult = Result<Frame<Bytes>, std::io::Error>;
-
-pub(super) async fn accept_loop(
-    listener: TcpListener,
-    shared: Arc<Shared>,
-    shutdown: CancellationToken,
-) {
-    // Dropping the set when the loop ends aborts every open connection.
-    let mut connections = JoinSet::new();
-    loop {
-        tokio::select! {
-            () = shutdown.cancelled() => return,
-            accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
-                let shared = Arc::clone(&shared);
-                connections.spawn(async move {
-                    let service = service_fn(move |request| handle(request, Arc::clone(&shared)));
-                    // A client that breaks the connection is a scenario, not a server error.
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
-        }
-    }
-}
 
 fn full(status: u16, content_type: &str, body: String) -> Response<Body> {
     let mut response = Response::new(
@@ -98,11 +67,12 @@ fn presented_key(format: Option<WireFormat>, request: &Request<Incoming>) -> Opt
     .filter(|key| !key.is_empty())
 }
 
-async fn handle(
+pub(super) async fn handle(
     request: Request<Incoming>,
     shared: Arc<Shared>,
 ) -> Result<Response<Body>, Infallible> {
     let method = request.method().to_string();
+    let http_version = format!("{:?}", request.version());
     let path = request.uri().path().to_owned();
     let format = match (method.as_str(), path.as_str()) {
         ("POST", "/v1/messages") => Some(WireFormat::Anthropic),
@@ -140,6 +110,7 @@ async fn handle(
             index,
             method: method.clone(),
             path: path.clone(),
+            http_version,
             format,
             headers,
             body: parsed.as_ref().cloned().unwrap_or(Value::Null),
