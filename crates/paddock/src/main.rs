@@ -132,6 +132,7 @@ enum SessionsCommand {
     /// Stored sessions, most recently active first: id, created, folders, provider, last
     /// activity.
     List {
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -144,6 +145,7 @@ enum ApprovalsCommand {
         /// List this stored session's approvals instead.
         #[arg(long, value_name = "SESSION_ID")]
         session: Option<String>,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -173,6 +175,7 @@ enum SandboxCommand {
         /// Check this provider instead of the configured one.
         #[arg(long, value_enum)]
         provider: Option<ProviderArg>,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -185,6 +188,7 @@ enum SandboxCommand {
     },
     /// Choose the provider in the machine config (shows the change and asks first).
     Setup {
+        /// The provider to choose.
         #[arg(long, value_enum, default_value = "local")]
         provider: ProviderArg,
         /// Apply without asking.
@@ -197,15 +201,19 @@ enum SandboxCommand {
 enum AuditCommand {
     /// Walk the hash chain; exit code 1 when it is broken.
     Verify {
+        /// Print the result as JSON.
         #[arg(long)]
         json: bool,
     },
     /// Show audit rows, newest first.
     List {
+        /// Only this session's rows (see `paddock sessions list`).
         #[arg(long)]
         session: Option<String>,
+        /// Most rows to show.
         #[arg(long, default_value_t = 100)]
         limit: usize,
+        /// One JSON object per row instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -214,6 +222,7 @@ enum AuditCommand {
         /// jsonl (verifiable offline) or ocsf.
         #[arg(long, default_value = "jsonl")]
         format: String,
+        /// Only this session's rows.
         #[arg(long)]
         session: Option<String>,
     },
