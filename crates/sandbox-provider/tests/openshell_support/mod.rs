@@ -75,6 +75,17 @@ fn state_base(target_tmp: &Path) -> PathBuf {
     }
 }
 
+/// A fresh folder under `base` that others may pass through (the sandbox user must).
+fn open_temp_dir(base: &Path) -> tempfile::TempDir {
+    mkdir(base, 0o755);
+    let dir = tempfile::Builder::new()
+        .prefix("t")
+        .tempdir_in(base)
+        .unwrap();
+    mkdir(dir.path(), 0o755);
+    dir
+}
+
 /// A tiny HTTP server answering every request with `hello from allowed.test`.
 async fn web_server() -> u16 {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -104,20 +115,8 @@ impl Harness {
     /// Starts the double (after `adjust` changed its configuration) and registers it.
     pub async fn start_with(auth: Auth, adjust: impl FnOnce(&mut DoubleConfig)) -> Self {
         let target_tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-        let base = target_tmp.join("openshell-tests");
-        mkdir(&base, 0o755);
-        let root = tempfile::Builder::new()
-            .prefix("t")
-            .tempdir_in(&base)
-            .unwrap();
-        mkdir(root.path(), 0o755);
-        let state_base = state_base(&target_tmp);
-        mkdir(&state_base, 0o755);
-        let state_root = tempfile::Builder::new()
-            .prefix("t")
-            .tempdir_in(&state_base)
-            .unwrap();
-        mkdir(state_root.path(), 0o755);
+        let root = open_temp_dir(&target_tmp.join("openshell-tests"));
+        let state_root = open_temp_dir(&state_base(&target_tmp));
         let p = root.path();
         let (rw, ro, state, home) = (
             p.join("work"),
