@@ -1,5 +1,6 @@
-//! How a client reaches its API: base URL, key, timeouts, retries.
+//! How a client reaches its API: base URL, key, timeouts, retries, extra trusted CAs.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::keys::ApiKey;
@@ -39,6 +40,10 @@ pub struct ClientConfig {
     pub api_key: Option<ApiKey>,
     pub timeouts: Timeouts,
     pub retry: RetryPolicy,
+    /// A PEM file of CA certificates to trust in addition to the system's roots (a
+    /// corporate CA whose proxy re-signs TLS, or a private model server's CA). A file that
+    /// cannot be read or holds no certificate is a [`crate::ModelError::Config`] naming it.
+    pub extra_ca_file: Option<PathBuf>,
 }
 
 impl ClientConfig {
@@ -49,6 +54,7 @@ impl ClientConfig {
             api_key,
             timeouts: Timeouts::default(),
             retry: RetryPolicy::default(),
+            extra_ca_file: None,
         }
     }
 

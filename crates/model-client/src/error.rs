@@ -56,6 +56,19 @@ pub enum ModelError {
     /// The connection failed or broke.
     #[error("network error talking to the model API: {message}")]
     Network { message: String },
+    /// The server's TLS certificate was refused: not signed by a trusted CA, not valid for
+    /// the host, expired… Not retried: the same certificate would be refused again.
+    #[error("the TLS certificate of {host} was not trusted: {reason}")]
+    Certificate { host: String, reason: String },
+    /// The HTTPS proxy from the environment (`HTTPS_PROXY`, `ALL_PROXY`) refused to open a
+    /// tunnel to the API. `proxy` is its URL without credentials, `answer` its status line
+    /// (`HTTP/1.1 403 Forbidden`). Retried only when that status is 5xx.
+    #[error("the proxy {proxy} refused to open a tunnel to {target}: it answered `{answer}`")]
+    Proxy {
+        proxy: String,
+        target: String,
+        answer: String,
+    },
     /// A wait ran out.
     #[error("timed out after {after:?} {phase}")]
     Timeout {
@@ -98,7 +111,7 @@ impl ModelError {
                 | Self::Server { .. }
                 | Self::Network { .. }
                 | Self::Timeout { .. }
-        )
+        ) || matches!(self, Self::Proxy { answer, .. } if proxy_status_is_server_error(answer))
     }
 
     /// The same error with every occurrence of `secret` in its text replaced by `[redacted]`.
@@ -147,6 +160,19 @@ impl ModelError {
             Self::Config { message } => Self::Config {
                 message: clean(message),
             },
+            Self::Certificate { host, reason } => Self::Certificate {
+                host,
+                reason: clean(reason),
+            },
+            Self::Proxy {
+                proxy,
+                target,
+                answer,
+            } => Self::Proxy {
+                proxy,
+                target,
+                answer: clean(answer),
+            },
             other @ (Self::Timeout { .. } | Self::Cancelled) => other,
         }
     }
@@ -156,6 +182,14 @@ impl ModelError {
             message: message.into(),
         }
     }
+}
+
+/// Whether a proxy's status line (`HTTP/1.1 503 Service Unavailable`) is a 5xx.
+pub(crate) fn proxy_status_is_server_error(status_line: &str) -> bool {
+    status_line
+        .split(' ')
+        .nth(1)
+        .is_some_and(|status| status.len() == 3 && status.starts_with('5'))
 }
 
 struct RetryAfter(Option<Duration>);

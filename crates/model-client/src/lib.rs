@@ -16,9 +16,11 @@ pub mod error;
 pub mod keys;
 pub mod openai;
 pub mod provider;
+mod proxy;
 pub mod retry;
 pub mod sse;
 mod stream;
+mod tls;
 mod transport;
 pub mod types;
 

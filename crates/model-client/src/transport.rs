@@ -1,7 +1,6 @@
 //! The HTTP side shared by both vendors: one POST with retries before the body starts,
 //! timeouts, cancellation, and vendor errors mapped to [`ModelError`].
 
-use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
@@ -11,10 +10,12 @@ use tokio_util::sync::CancellationToken;
 use crate::api_error;
 use crate::client::ModelStream;
 use crate::config::{ClientConfig, Timeouts};
-use crate::error::{ModelError, TimeoutPhase};
+use crate::error::{ModelError, TimeoutPhase, proxy_status_is_server_error};
 use crate::keys::ApiKey;
+use crate::proxy::{ProxyAnswer, ProxyRoute};
 use crate::retry::{self, RetryPolicy};
 use crate::stream::{self, StreamDecoder, describe_reqwest_error};
+use crate::tls;
 
 /// The most of an error body that is read.
 const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
@@ -24,6 +25,10 @@ const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 pub(crate) struct Transport {
     http: reqwest::Client,
     url: String,
+    /// The endpoint's host, as certificate errors name it.
+    host: String,
+    /// The proxy the environment named when the client was built, if any.
+    proxy: Option<ProxyRoute>,
     headers: HeaderMap,
     secret: Option<ApiKey>,
     timeouts: Timeouts,
@@ -82,8 +87,12 @@ impl Transport {
             header::ACCEPT,
             HeaderValue::from_static("text/event-stream"),
         );
+        // Built first, so the proxy route below reads the same environment reqwest read.
+        let http = tls::http_client(config)?;
         Ok(Self {
-            http: http_client(&config.timeouts)?,
+            http,
+            host: parsed.host_str().unwrap_or_default().to_owned(),
+            proxy: ProxyRoute::from_environment(&parsed),
             url,
             headers,
             secret: config.api_key.clone(),
@@ -178,7 +187,7 @@ impl Transport {
                     requested_delay: None,
                 });
             }
-            Ok(Err(error)) => return Err(self.transport_failure(error)),
+            Ok(Err(error)) => return Err(self.transport_failure(error).await),
             Ok(Ok(response)) => response,
         };
         let status = response.status();
@@ -194,10 +203,44 @@ impl Transport {
         })
     }
 
-    fn transport_failure(&self, error: reqwest::Error) -> Failure {
-        let connect_timeout = error.is_connect() && error.is_timeout();
+    async fn transport_failure(&self, error: reqwest::Error) -> Failure {
+        if let Some(reason) = tls::refused_certificate(&error) {
+            return Failure::final_error(ModelError::Certificate {
+                host: self.host.clone(),
+                reason,
+            });
+        }
+        let connect = error.is_connect();
+        let connect_timeout = connect && error.is_timeout();
         let builder = error.is_builder();
-        let message = describe_reqwest_error(error);
+        let mut message = describe_reqwest_error(error);
+        if connect
+            && !connect_timeout
+            && let Some(route) = &self.proxy
+        {
+            match route.ask(self.timeouts.connect).await {
+                Some(ProxyAnswer::Refuses(answer)) => {
+                    return Failure {
+                        retryable: proxy_status_is_server_error(&answer),
+                        error: ModelError::Proxy {
+                            proxy: route.proxy.clone(),
+                            target: route.target.clone(),
+                            answer,
+                        },
+                        requested_delay: None,
+                    };
+                }
+                Some(ProxyAnswer::Silent(why)) => {
+                    message = format!(
+                        "the proxy {} did not answer ({why}): {message}",
+                        route.proxy
+                    );
+                }
+                Some(ProxyAnswer::Tunnels) | None => {
+                    message = format!("through the proxy {}: {message}", route.proxy);
+                }
+            }
+        }
         let error = if connect_timeout {
             ModelError::Timeout {
                 phase: TimeoutPhase::Connect,
@@ -271,29 +314,4 @@ pub(crate) fn secret_header(value: &str) -> Result<HeaderValue, ModelError> {
     })?;
     value.set_sensitive(true);
     Ok(value)
-}
-
-/// reqwest with rustls (ring) and the platform's certificate verifier (the system's roots).
-fn http_client(timeouts: &Timeouts) -> Result<reqwest::Client, ModelError> {
-    let config_error = |what: &str, error: &dyn std::fmt::Display| ModelError::Config {
-        message: format!("{what}: {error}"),
-    };
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let verifier = rustls_platform_verifier::Verifier::new(provider.clone())
-        .map_err(|error| config_error("could not load the system's TLS roots", &error))?;
-    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|error| config_error("could not configure TLS", &error))?
-        .dangerous()
-        .with_custom_certificate_verifier(Arc::new(verifier))
-        .with_no_client_auth();
-    tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    reqwest::Client::builder()
-        .tls_backend_preconfigured(tls)
-        .connect_timeout(timeouts.connect)
-        .user_agent(concat!("paddock-model-client/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|error| ModelError::Config {
-            message: describe_reqwest_error(error),
-        })
 }

@@ -36,6 +36,7 @@ pub fn config(base_url: String) -> ClientConfig {
             idle: Duration::from_secs(10),
         },
         retry: fast_retry(),
+        extra_ca_file: None,
     }
 }
 
@@ -132,4 +133,46 @@ pub async fn drain(mut stream: ModelStream) -> (Vec<ModelEvent>, Option<ModelErr
 pub fn assert_no_key(error: &ModelError) {
     let text = format!("{error} {error:?}");
     assert!(!text.contains(KEY), "the key leaked into an error: {text}");
+}
+
+/// The reply every HTTPS and proxy turn is scripted with.
+pub fn greeting_reply() -> test_support::model_server::Reply {
+    use test_support::model_server::{Reply, sse};
+    Reply::stream([sse::text(GREETING), sse::usage(9, 3), sse::stop("end_turn")])
+}
+
+pub const GREETING: &str = "Hello over TLS";
+
+/// Streams one turn and asserts it is exactly [`greeting_reply`].
+pub async fn assert_greeting_turn(client: &dyn model_client::ModelClient) {
+    let stream = client
+        .stream(request(), model_client::CancellationToken::new())
+        .await
+        .unwrap();
+    let (events, error) = drain(stream).await;
+    assert_eq!(error, None);
+    assert_eq!(
+        events,
+        vec![
+            ModelEvent::TextDelta {
+                text: GREETING.to_owned()
+            },
+            ModelEvent::Usage(model_client::Usage {
+                input_tokens: 9,
+                output_tokens: 3,
+                ..model_client::Usage::default()
+            }),
+            ModelEvent::MessageStop {
+                stop_reason: model_client::StopReason::EndTurn
+            },
+        ]
+    );
+}
+
+/// Writes `pem` to `ca.pem` in a fresh folder (kept alive by the returned guard).
+pub fn ca_file(pem: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("ca.pem");
+    std::fs::write(&path, pem).unwrap();
+    (folder, path)
 }

@@ -1,5 +1,6 @@
-//! model-client against `FakeModelServer` over real HTTP on 127.0.0.1, and the key store
-//! against a real secret service. One test binary for the crate.
+//! model-client against `FakeModelServer` over real HTTP and HTTPS on 127.0.0.1 (directly
+//! and through `TestConnectProxy`), and the key store against a real secret service. One
+//! test binary for the crate.
 
 #![allow(
     clippy::unwrap_used,
@@ -8,7 +9,10 @@
 )]
 
 mod anthropic;
+mod child_process;
 mod common;
+mod https;
 mod keychain;
 mod openai;
+mod proxy;
 mod resilience;
