@@ -234,3 +234,95 @@ async fn the_key_never_reaches_the_logs() {
     assert!(!logs.contains(KEY), "the key reached the logs:\n{logs}");
     assert_eq!(server.request_count(), 2);
 }
+
+const PROXY_SECRET: &str = "proxy-pass-93e1";
+
+/// Credentials in the proxy URL go to the proxy (both `CONNECT`s) and nowhere else.
+#[tokio::test]
+async fn proxy_credentials_reach_the_proxy_but_not_the_error() {
+    if child_process::is_child() {
+        let target = child_process::target();
+        let client = connect(target.vendor, &child_process::config(&target)).unwrap();
+        let Err(error) = client
+            .stream(common::request(), model_client::CancellationToken::new())
+            .await
+        else {
+            panic!("the refusing proxy let the request through");
+        };
+        let ModelError::Proxy { proxy, answer, .. } = &error else {
+            panic!("expected a proxy refusal, got {error:?}");
+        };
+        assert!(!proxy.contains("paddock-user"), "{proxy}");
+        assert_eq!(answer, "HTTP/1.1 407 Proxy Authentication Required");
+        let text = format!("{error} {error:?}");
+        assert!(!text.contains(PROXY_SECRET), "{text}");
+        assert_no_key(&error);
+        return;
+    }
+    let (server, _folder, ca) = tls_server().await;
+    let proxy = TestConnectProxy::start_refusing(407, "Proxy Authentication Required")
+        .await
+        .unwrap();
+    let url = format!("http://paddock-user:{PROXY_SECRET}@{}", proxy.addr());
+    child_process::run_child(
+        "proxy::proxy_credentials_reach_the_proxy_but_not_the_error",
+        &target(&server, Vendor::Anthropic, &ca),
+        &[("HTTPS_PROXY", url)],
+    )
+    .await;
+    let attempts = proxy.attempts();
+    assert_eq!(attempts.len(), 2, "{attempts:?}");
+    // base64("paddock-user:proxy-pass-93e1")
+    let expected = "Basic cGFkZG9jay11c2VyOnByb3h5LXBhc3MtOTNlMQ==";
+    for attempt in &attempts {
+        let authorization = attempt
+            .headers
+            .iter()
+            .find(|(name, _)| name == "proxy-authorization")
+            .map(|(_, value)| value.as_str());
+        assert_eq!(authorization, Some(expected), "{attempt:?}");
+    }
+}
+
+/// A proxy that is not listening: a transient network error that names it.
+#[tokio::test]
+async fn an_unreachable_proxy_is_a_network_error_naming_it() {
+    if child_process::is_child() {
+        let target = child_process::target();
+        let mut config = child_process::config(&target);
+        config.retry.max_retries = 0;
+        let client = connect(target.vendor, &config).unwrap();
+        let Err(error) = client
+            .stream(common::request(), model_client::CancellationToken::new())
+            .await
+        else {
+            panic!("a request went through a proxy that does not exist");
+        };
+        let proxy_url = std::env::var(PROXY_URL).unwrap();
+        let ModelError::Network { message } = &error else {
+            panic!("expected a network error, got {error:?}");
+        };
+        assert!(
+            message.contains(&format!("the proxy {proxy_url} did not answer")),
+            "{message}"
+        );
+        assert!(error.is_transient());
+        assert_no_key(&error);
+        return;
+    }
+    let (server, _folder, ca) = tls_server().await;
+    // A port that was just free: bind, note it, close.
+    let closed = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let url = format!("http://{closed}");
+    child_process::run_child(
+        "proxy::an_unreachable_proxy_is_a_network_error_naming_it",
+        &target(&server, Vendor::Anthropic, &ca),
+        &[("HTTPS_PROXY", url.clone()), (PROXY_URL, url)],
+    )
+    .await;
+    assert_eq!(server.connections(), vec![]);
+}
