@@ -256,3 +256,7 @@ async fn tunnel(
     let (outbound, inbound) = tokio::join!(outbound, inbound);
     outbound.and(inbound)
 }
+
+#[cfg(test)]
+#[path = "connect_proxy_tests.rs"]
+mod tests;

@@ -134,3 +134,7 @@ where
         .serve_connection(TokioIo::new(stream), service)
         .await;
 }
+
+#[cfg(test)]
+#[path = "listen_tests.rs"]
+mod tests;
