@@ -64,6 +64,7 @@ struct RawModels {
     vendor: Option<String>,
     base_url: Option<String>,
     key_store: Option<String>,
+    extra_ca_file: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -101,6 +102,8 @@ pub struct ModelsConfig {
     pub model: String,
     pub base_url: String,
     pub key_store: KeyStoreKind,
+    /// PEM certificates trusted for the model API besides the system's (a corporate CA).
+    pub extra_ca_file: Option<PathBuf>,
 }
 
 /// The machine configuration, validated.
@@ -505,12 +508,24 @@ fn models_config(
             format!("`{}` is not one of: keychain, file, env", store.value),
         )
     })?;
+    let extra_ca_file = match pick(user.extra_ca_file, defaults.extra_ca_file, user_file) {
+        Some(layer) if Path::new(&layer.value).is_absolute() => Some(PathBuf::from(layer.value)),
+        Some(layer) => {
+            return Err(error(
+                &layer.file,
+                "models.extra_ca_file",
+                format!("`{}` is not an absolute path", layer.value),
+            ));
+        }
+        None => None,
+    };
     Ok(ModelsConfig {
         provider: provider.value,
         vendor,
         model: model.value,
         base_url,
         key_store,
+        extra_ca_file,
     })
 }
 

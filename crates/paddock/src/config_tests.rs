@@ -67,6 +67,25 @@ fn errors_name_the_file_and_the_key() {
 }
 
 #[test]
+fn an_extra_ca_file_must_be_an_absolute_path() {
+    let config = load("[models]\nextra_ca_file = \"/etc/ssl/corp-ca.pem\"\n").unwrap();
+    assert_eq!(
+        config.models.extra_ca_file.as_deref(),
+        Some(Path::new("/etc/ssl/corp-ca.pem"))
+    );
+    assert_eq!(
+        MachineConfig::from_texts(None)
+            .unwrap()
+            .models
+            .extra_ca_file,
+        None
+    );
+    let err = load("[models]\nextra_ca_file = \"corp-ca.pem\"\n").unwrap_err();
+    assert_eq!(err.key, "models.extra_ca_file");
+    assert!(err.to_string().contains("not an absolute path"), "{err}");
+}
+
+#[test]
 fn unknown_keys_are_refused() {
     let err = load("[sandbox]\nprovder = \"local\"\n").unwrap_err();
     assert!(err.to_string().contains("provder"), "{err}");

@@ -186,10 +186,9 @@ pub async fn model_client(
         }
         key
     };
-    let client = model_client::connect(
-        models.vendor,
-        &ClientConfig::new(models.base_url.clone(), key.clone()),
-    )
-    .with_context(|| format!("connecting to the `{}` model API", models.provider))?;
+    let mut client_config = ClientConfig::new(models.base_url.clone(), key.clone());
+    client_config.extra_ca_file = models.extra_ca_file.clone();
+    let client = model_client::connect(models.vendor, &client_config)
+        .with_context(|| format!("connecting to the `{}` model API", models.provider))?;
     Ok((client, key))
 }

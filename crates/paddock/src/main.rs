@@ -234,6 +234,7 @@ fn init_logging(format: Option<LogFormat>) {
     let json = format == Some(LogFormat::Json);
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr);
     if json {
         builder.json().init();
