@@ -179,6 +179,7 @@ fn new_settings(options: &RunOptions, config: &MachineConfig) -> anyhow::Result<
         })?,
         None => config.approval_mode,
     };
+    check_credential_names(&options.credentials, config)?;
     let mut extra_hosts = config.extra_hosts.clone();
     extra_hosts.extend(options.extra_hosts.iter().cloned());
     Ok(SessionSettings {
@@ -190,6 +191,30 @@ fn new_settings(options: &RunOptions, config: &MachineConfig) -> anyhow::Result<
         model: options.model.clone(),
         approval_mode,
     })
+}
+
+/// Refuses `--credential` names this machine does not offer before a session (and a model
+/// request) is spent on them.
+fn check_credential_names(names: &[String], config: &MachineConfig) -> anyhow::Result<()> {
+    if names.is_empty() {
+        return Ok(());
+    }
+    let data = sandbox_policy::SandboxData::builtin()
+        .map_err(|e| anyhow::anyhow!("the built-in sandbox data: {e}"))?;
+    let offered: Vec<String> = host::credential_entries(&data, config)?
+        .into_iter()
+        .map(|entry| entry.name)
+        .collect();
+    for name in names {
+        if !offered.contains(name) {
+            bail!(
+                "--credential `{name}` is not an entry this machine offers (it offers: {}; add \
+                 custom ones as [[sandbox_credentials]] in the machine config)",
+                offered.join(", ")
+            );
+        }
+    }
+    Ok(())
 }
 
 /// How the run begins: a new session, or a stored one continued.
@@ -223,7 +248,8 @@ pub async fn run(
                 || !options.credentials.is_empty();
             if settings_given {
                 bail!(
-                    "--resume continues a session with its own folders and settings; drop                      --folder, --model, --approval-mode, --allow-host and --credential"
+                    "--resume continues a session with its own folders and settings; drop \
+                     --folder, --model, --approval-mode, --allow-host and --credential"
                 );
             }
             let store = open_store(paths)?;

@@ -334,6 +334,54 @@ async fn without_a_terminal_prompts_are_refused_and_nothing_runs() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_run_options_are_refused_before_a_session_or_a_model_request() {
+    let server = FakeModelServer::start().await.unwrap();
+    let machine = Machine::new(&model_config(&server));
+    let work = tempfile::tempdir().unwrap();
+    let folder = work.path().canonicalize().unwrap().display().to_string();
+    let missing = work.path().join("missing").display().to_string();
+    let cases: [(&[&str], &[&str]); 4] = [
+        (
+            &["--folder", &folder, "--credential", "nonesuch"],
+            &[
+                "--credential `nonesuch`",
+                "it offers: ",
+                "ssh",
+                "[[sandbox_credentials]]",
+            ],
+        ),
+        (
+            &["--folder", &folder, "--allow-host", "https://example.com/x"],
+            &["--allow-host", "give a host name, not a URL"],
+        ),
+        (&["--folder", &missing], &["--folder", "does not exist"]),
+        (
+            &["--folder", &folder, "--approval-mode", "yolo"],
+            &["--approval-mode `yolo`", "ask, auto-edit"],
+        ),
+    ];
+    for (options, expected) in cases {
+        let mut args = vec!["run", "a task"];
+        args.extend_from_slice(options);
+        let (code, stdout, stderr) = machine.run(&args).await;
+        assert_eq!(code, 1, "{args:?}\nstdout:\n{stdout}\nstderr:\n{stderr}");
+        for text in expected {
+            assert!(
+                stderr.contains(text),
+                "{args:?}: `{text}` missing in:\n{stderr}"
+            );
+        }
+    }
+    assert_eq!(server.request_count(), 0, "no model request was spent");
+    let (code, listed, _) = machine.run(&["sessions", "list", "--json"]).await;
+    assert_eq!(code, 0);
+    assert!(
+        !listed.contains("a task"),
+        "no session was stored: {listed}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bad_machine_config_is_refused_naming_file_and_key() {
     let machine = Machine::new("[sandbox]\nprovider = \"docker\"\n");
     let (code, _, stderr) = machine.run(&["machine", "sandbox", "status"]).await;
