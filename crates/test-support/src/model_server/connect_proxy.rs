@@ -8,8 +8,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
+
+use super::listen::serve_until;
 
 /// The longest request head the proxy reads.
 const MAX_HEAD_BYTES: usize = 16 * 1024;
@@ -111,22 +112,15 @@ async fn accept_loop(
     attempts: Arc<Mutex<Vec<ConnectAttempt>>>,
     shutdown: CancellationToken,
 ) {
-    let mut connections = JoinSet::new();
-    loop {
-        tokio::select! {
-            () = shutdown.cancelled() => return,
-            accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
-                let attempts = Arc::clone(&attempts);
-                let behaviour = behaviour.clone();
-                // A client that leaves mid-request is a scenario, not a proxy error.
-                connections.spawn(async move {
-                    let _ = serve(stream, behaviour, attempts).await;
-                });
-            }
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+    serve_until(listener, shutdown, move |stream| {
+        let attempts = Arc::clone(&attempts);
+        let behaviour = behaviour.clone();
+        // A client that leaves mid-request is a scenario, not a proxy error.
+        async move {
+            let _ = serve(stream, behaviour, attempts).await;
         }
-    }
+    })
+    .await;
 }
 
 /// A parsed request head and whatever the client sent after it.

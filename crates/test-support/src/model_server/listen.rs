@@ -7,7 +7,7 @@ use std::sync::Arc;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls;
@@ -86,38 +86,54 @@ pub(super) async fn accept_loop(
     shared: Arc<Shared>,
     shutdown: CancellationToken,
 ) {
-    // Dropping the set when the loop ends aborts every open connection.
+    serve_until(listener, shutdown, move |stream| {
+        let shared = Arc::clone(&shared);
+        let tls = tls.clone();
+        async move {
+            let Some(acceptor) = tls else {
+                shared.record_connection(AcceptedConnection::Plain);
+                return serve_http(stream, shared).await;
+            };
+            let index = shared.record_connection(AcceptedConnection::TlsHandshaking);
+            match acceptor.accept(stream).await {
+                Ok(stream) => {
+                    let alpn = stream
+                        .get_ref()
+                        .1
+                        .alpn_protocol()
+                        .map(|protocol| String::from_utf8_lossy(protocol).into_owned());
+                    shared.update_connection(index, AcceptedConnection::Tls { alpn });
+                    serve_http(stream, shared).await;
+                }
+                Err(error) => shared.update_connection(
+                    index,
+                    AcceptedConnection::TlsFailed {
+                        error: error.to_string(),
+                    },
+                ),
+            }
+        }
+    })
+    .await;
+}
+
+/// Accepts connections on `listener` until `shutdown` fires, serving each with `serve`.
+/// Dropping the set when the loop ends aborts every open connection.
+pub(super) async fn serve_until<F, Fut>(
+    listener: TcpListener,
+    shutdown: CancellationToken,
+    serve: F,
+) where
+    F: Fn(TcpStream) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
     let mut connections = JoinSet::new();
     loop {
         tokio::select! {
             () = shutdown.cancelled() => return,
             accepted = listener.accept() => {
                 let Ok((stream, _)) = accepted else { continue };
-                let shared = Arc::clone(&shared);
-                let tls = tls.clone();
-                connections.spawn(async move {
-                    match tls {
-                        None => {
-                            shared.record_connection(AcceptedConnection::Plain);
-                            serve_http(stream, shared).await;
-                        }
-                        Some(acceptor) => {
-                            let index = shared.record_connection(AcceptedConnection::TlsHandshaking);
-                            match acceptor.accept(stream).await {
-                                Ok(stream) => {
-                                    let alpn = stream.get_ref().1.alpn_protocol()
-                                        .map(|protocol| String::from_utf8_lossy(protocol).into_owned());
-                                    shared.update_connection(index, AcceptedConnection::Tls { alpn });
-                                    serve_http(stream, shared).await;
-                                }
-                                Err(error) => shared.update_connection(
-                                    index,
-                                    AcceptedConnection::TlsFailed { error: error.to_string() },
-                                ),
-                            }
-                        }
-                    }
-                });
+                connections.spawn(serve(stream));
             }
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
         }
