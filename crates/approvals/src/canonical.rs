@@ -7,6 +7,7 @@
 //! always present. Two calls that do the same thing get the same key; an approval given for
 //! one set of arguments never covers another.
 
+pub use protocol::canonical::canonical_json;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -48,45 +49,6 @@ fn drop_nulls(value: &Value) -> Value {
         ),
         Value::Array(items) => Value::Array(items.iter().map(drop_nulls).collect()),
         other => other.clone(),
-    }
-}
-
-/// JSON text with object keys sorted, whatever map type `serde_json` was built with.
-pub fn canonical_json(value: &Value) -> String {
-    let mut out = String::new();
-    write_sorted(value, &mut out);
-    out
-}
-
-fn write_sorted(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                if let Some(v) = map.get(key) {
-                    write_sorted(v, out);
-                }
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_sorted(item, out);
-            }
-            out.push(']');
-        }
-        scalar => out.push_str(&scalar.to_string()),
     }
 }
 

@@ -9,6 +9,8 @@
 //! **Hash**: `hash = hex(sha256(prev_hash ‖ content))`, where `prev_hash` is the previous
 //! row's `hash` as 64 lowercase hex characters (ASCII), or 64 zeros for the first row.
 
+pub use protocol::canonical::canonical_json;
+use protocol::canonical::{write_canonical_json, write_json_string};
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -18,81 +20,15 @@ use crate::record::AuditRecord;
 /// The `prev_hash` of the first row.
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
-/// JSON text with object keys sorted at every level.
-pub fn canonical_json(value: &Value) -> String {
-    let mut out = String::with_capacity(256);
-    write_sorted(value, &mut out);
-    out
-}
-
-fn write_sorted(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_string(key, out);
-                out.push(':');
-                if let Some(v) = map.get(key) {
-                    write_sorted(v, out);
-                }
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_sorted(item, out);
-            }
-            out.push(']');
-        }
-        Value::String(s) => write_string(s, out),
-        scalar => out.push_str(&scalar.to_string()),
-    }
-}
-
-/// A JSON string with `serde_json`'s escaping: `"`, `\`, and control characters (as `\b`,
-/// `\f`, `\n`, `\r`, `\t`, or `\u00xx`); everything else as UTF-8.
-fn write_string(s: &str, out: &mut String) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => {
-                let b = c as usize;
-                out.push_str("\\u00");
-                out.push(char::from(HEX[b >> 4]));
-                out.push(char::from(HEX[b & 0xf]));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
 /// The canonical content of a row whose record is already redacted JSON.
 pub fn content(seq: i64, time_ms: i64, session_id: &str, record: &Value) -> String {
     let mut out = String::with_capacity(512);
     out.push_str("{\"record\":");
-    write_sorted(record, &mut out);
+    write_canonical_json(record, &mut out);
     out.push_str(",\"seq\":");
     out.push_str(&seq.to_string());
     out.push_str(",\"session_id\":");
-    write_string(session_id, &mut out);
+    write_json_string(session_id, &mut out);
     out.push_str(",\"time_ms\":");
     out.push_str(&time_ms.to_string());
     out.push('}');
@@ -292,7 +228,7 @@ mod tests {
         let mut all: String = (0u32..0x80).filter_map(char::from_u32).collect();
         all.push_str("é漢字🦀\u{2028}\u{7f}");
         let mut ours = String::new();
-        write_string(&all, &mut ours);
+        write_json_string(&all, &mut ours);
         assert_eq!(ours, Value::String(all.clone()).to_string());
     }
 
