@@ -50,6 +50,55 @@ pub(crate) mod probe {
     pub const READ_ONLY_WRITE: &str = "write_ro_";
 }
 
+/// Ends each probe's output in a canary script's stdout.
+const END: &str = "__PADDOCK_CANARY_END__";
+
+/// One bash script running every probe in turn, each in its own subshell (a probe that
+/// `exit`s ends only itself); each writes `OBS <name>`, its output, and `<END> <exit code>`.
+pub(crate) fn script(probes: &[(String, String)]) -> String {
+    let mut script = String::from("set +e\n");
+    for (name, command) in probes {
+        script.push_str(&format!(
+            "echo 'OBS {name}'; ( {command} ) 2>&1; code=$?; printf '\\n{END} %s\\n' \"$code\"\n"
+        ));
+    }
+    script
+}
+
+/// The observations in a canary script's stdout: a probe's non-empty output lines joined
+/// with `|` (at most 400 characters). A probe whose end line is missing (the script was cut
+/// short) is not an observation.
+pub(crate) fn parse(stdout: &str) -> Observations {
+    let mut observations = Observations::new();
+    let mut lines = stdout.lines();
+    while let Some(line) = lines.next() {
+        let Some(name) = line.strip_prefix("OBS ") else {
+            continue;
+        };
+        let mut output = Vec::new();
+        let mut code = None;
+        for line in lines.by_ref() {
+            if let Some(rest) = line.strip_prefix(END) {
+                code = rest.trim().parse::<i64>().ok();
+                break;
+            }
+            if !line.is_empty() {
+                output.push(line);
+            }
+        }
+        if let Some(code) = code {
+            observations.insert(
+                name.to_owned(),
+                Observation {
+                    code,
+                    output: output.join("|").chars().take(400).collect(),
+                },
+            );
+        }
+    }
+    observations
+}
+
 /// Quotes `text` for a POSIX shell.
 pub fn sh_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))

@@ -20,6 +20,64 @@ fn observations(list: &[(&str, i64, &str)]) -> Observations {
         .collect()
 }
 
+/// A canary script's stdout for these observations, in the script's own framing.
+pub(crate) fn stdout(observations: &[(&str, i64, &str)]) -> String {
+    observations
+        .iter()
+        .map(|(name, code, output)| format!("OBS {name}\n{output}\n\n{END} {code}\n"))
+        .collect()
+}
+
+/// One line a canary: `name pass|FAIL detail`.
+pub(crate) fn verdicts(results: &[CanaryResult]) -> Vec<String> {
+    results
+        .iter()
+        .map(|c| {
+            let verdict = if c.passed { "pass" } else { "FAIL" };
+            format!("{} {verdict} {}", c.name, c.detail)
+        })
+        .collect()
+}
+
+#[test]
+fn the_script_frames_each_probe_for_the_parser() {
+    let probes = vec![
+        (
+            "two_lines".to_owned(),
+            "echo one; echo; echo two".to_owned(),
+        ),
+        ("fails".to_owned(), "echo nope >&2; false".to_owned()),
+        ("exits".to_owned(), "echo bye >&2; exit 3".to_owned()),
+        ("quiet".to_owned(), "true".to_owned()),
+    ];
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(script(&probes))
+        .output()
+        .unwrap();
+    let observed = parse(&String::from_utf8_lossy(&out.stdout));
+    let seen: Vec<(&str, i64, &str)> = observed
+        .iter()
+        .map(|(name, o)| (name.as_str(), o.code, o.output.as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("exits", 3, "bye"),
+            ("fails", 1, "nope"),
+            ("quiet", 0, ""),
+            ("two_lines", 0, "one|two")
+        ]
+    );
+}
+
+#[test]
+fn a_probe_without_its_end_line_is_not_an_observation() {
+    let cut = format!("{}OBS sentinel\nsecret\n", stdout(&[("home", 1, "absent")]));
+    let observed = parse(&cut);
+    assert_eq!(observed.keys().collect::<Vec<_>>(), ["home"]);
+}
+
 /// A session asking for `folders` (the first is the working folder).
 pub(crate) fn request(folders: &[(&str, FolderAccess)]) -> SandboxRequest {
     SandboxRequest {

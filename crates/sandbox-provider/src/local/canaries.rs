@@ -26,10 +26,10 @@ use tool_protocol::{ListDirectory, ToolRequest, ToolResult};
 
 use crate::attestation::{self, config_hash};
 use crate::canaries::{
-    CANARY_HOST, Observation, Observations, ProcStatus, canary, entries_below, home_absent,
-    missing, no_new_privs, outside_read_refused, outside_write_refused, probe,
+    CANARY_HOST, Observations, ProcStatus, canary, entries_below, home_absent, missing,
+    no_new_privs, outside_read_refused, outside_write_refused, parse, probe,
     proxy_refuses_unlisted_host, read_only_grant_refuses_write, read_only_write_probes, run_script,
-    seccomp_filter, sh_quote, system_write_probes,
+    script, seccomp_filter, sh_quote, system_write_probes,
 };
 use crate::error::ProviderError;
 use crate::local::layout::{BIN_DIR, HOME_INSIDE, LANDLOCK_PROBE_INSIDE};
@@ -117,52 +117,6 @@ fn probes(input: &CanaryInput<'_>) -> Vec<(String, String)> {
     }
     probes.extend(read_only_write_probes(input.request, BIN_DIR));
     probes
-}
-
-/// Ends each probe's output in the script's stdout.
-const END: &str = "__PADDOCK_CANARY_END__";
-
-/// One bash script running every probe in turn; each writes `OBS <name>`, its output, and
-/// `<END> <exit code>`.
-fn script(probes: &[(String, String)]) -> String {
-    let mut script = String::from("set +e\n");
-    for (name, command) in probes {
-        script.push_str(&format!(
-            "echo 'OBS {name}'; {{ {command} ; }} 2>&1; code=$?; printf '\\n{END} %s\\n' \"$code\"\n"
-        ));
-    }
-    script
-}
-
-fn parse(stdout: &str) -> Observations {
-    let mut observations = Observations::new();
-    let mut lines = stdout.lines();
-    while let Some(line) = lines.next() {
-        let Some(name) = line.strip_prefix("OBS ") else {
-            continue;
-        };
-        let mut output = Vec::new();
-        let mut code = None;
-        for line in lines.by_ref() {
-            if let Some(rest) = line.strip_prefix(END) {
-                code = rest.trim().parse::<i64>().ok();
-                break;
-            }
-            if !line.is_empty() {
-                output.push(line);
-            }
-        }
-        if let Some(code) = code {
-            observations.insert(
-                name.to_owned(),
-                Observation {
-                    code,
-                    output: output.join("|").chars().take(400).collect(),
-                },
-            );
-        }
-    }
-    observations
 }
 
 /// The home entries that may exist inside: the first component of every grant (or of the

@@ -26,10 +26,10 @@ use tool_protocol::{Delete, ListDirectory, ReadBytes, ToolRequest, ToolResult};
 
 use crate::attestation;
 use crate::canaries::{
-    CANARY_HOST, Observation, Observations, ProcStatus, canary, entries_below, home_absent,
-    no_new_privs, outside_read_refused, outside_write_refused, probe, proxy_refuses_unlisted_host,
-    read_only_grant_refuses_write, read_only_write_probes, run_script, seccomp_filter, sh_quote,
-    system_write_probes,
+    CANARY_HOST, Observations, ProcStatus, canary, entries_below, home_absent, no_new_privs,
+    outside_read_refused, outside_write_refused, parse, probe, proxy_refuses_unlisted_host,
+    read_only_grant_refuses_write, read_only_write_probes, run_script, script, seccomp_filter,
+    sh_quote, system_write_probes,
 };
 use crate::error::ProviderError;
 use crate::runner_client::RunnerConnection;
@@ -280,34 +280,6 @@ fn probes(input: &AttestInput<'_>) -> Vec<(String, String)> {
     ]);
     probes.extend(read_only_write_probes(input.request, input.runner_dir));
     probes
-}
-
-/// One bash script running every probe; each prints `OBS <name> <exit code> <output>`.
-fn script(probes: &[(String, String)]) -> String {
-    let mut script = String::from("set +e\n");
-    for (name, command) in probes {
-        script.push_str(&format!(
-            "out=$( ( {command} ) 2>&1 ); code=$?; printf 'OBS %s %s %s\\n' {name} \"$code\" \"$(printf %s \"$out\" | tr '\\n' '|' | head -c 400)\"\n"
-        ));
-    }
-    script
-}
-
-fn parse(stdout: &str) -> Observations {
-    stdout
-        .lines()
-        .filter_map(|line| {
-            let (name, rest) = line.strip_prefix("OBS ")?.split_once(' ')?;
-            let (code, output) = rest.split_once(' ').unwrap_or((rest, ""));
-            Some((
-                name.to_owned(),
-                Observation {
-                    code: code.parse().ok()?,
-                    output: output.to_owned(),
-                },
-            ))
-        })
-        .collect()
 }
 
 async fn run_canaries(connection: &RunnerConnection, input: &AttestInput<'_>) -> Vec<CanaryResult> {

@@ -1,11 +1,11 @@
-//! The OpenShell canary suite on recorded observations: the script's framing round-trips
-//! through a real bash, and the judge's verdict and words for a sound sandbox, one with holes,
-//! and a script that reported nothing.
+//! The OpenShell canary suite on recorded observations: its probes, and the judge's verdict and words for
+//! a sound sandbox, one with holes, and a script that reported nothing (the script's framing is
+//! tested with the shared pieces in `crate::canaries`).
 
 #![allow(clippy::unwrap_used, reason = "test code")]
 
 use super::*;
-use crate::canaries::tests::request;
+use crate::canaries::tests::{request, stdout, verdicts};
 
 const HOME: &str = "/home/u";
 const SENTINEL: &str = "/var/lib/paddock/sentinel-1";
@@ -31,58 +31,12 @@ fn input<'a>(request: &'a SandboxRequest, private_home: Option<&'a Path>) -> Att
     }
 }
 
-/// The script's stdout for these observations, in the script's own framing.
-fn stdout(observations: &[(&str, i64, &str)]) -> String {
-    observations
-        .iter()
-        .map(|(name, code, output)| format!("OBS {name} {code} {}\n", output.replace('\n', "|")))
-        .collect()
-}
-
-/// One line a canary: `name pass|FAIL detail`.
-fn verdicts(results: &[CanaryResult]) -> Vec<String> {
-    results
-        .iter()
-        .map(|c| {
-            let verdict = if c.passed { "pass" } else { "FAIL" };
-            format!("{} {verdict} {}", c.name, c.detail)
-        })
-        .collect()
-}
-
 fn judged(input: &AttestInput<'_>, observations: &[(&str, i64, &str)]) -> Vec<String> {
     verdicts(&judge(input, &parse(&stdout(observations))))
 }
 
 const DENIED: &str = "cat: /var/lib/paddock/sentinel-1: Permission denied";
 const READ_ONLY: &str = "bash: line 1: Read-only file system";
-
-#[test]
-fn the_script_frames_each_probe_for_the_parser() {
-    let probes = vec![
-        ("two_lines".to_owned(), "echo one; echo two".to_owned()),
-        ("fails".to_owned(), "echo nope >&2; exit 3".to_owned()),
-        ("quiet".to_owned(), "true".to_owned()),
-    ];
-    let out = std::process::Command::new("bash")
-        .arg("-c")
-        .arg(script(&probes))
-        .output()
-        .unwrap();
-    let observed = parse(&String::from_utf8_lossy(&out.stdout));
-    let seen: Vec<(&str, i64, &str)> = observed
-        .iter()
-        .map(|(name, o)| (name.as_str(), o.code, o.output.as_str()))
-        .collect();
-    assert_eq!(
-        seen,
-        [
-            ("fails", 3, "nope"),
-            ("quiet", 0, ""),
-            ("two_lines", 0, "one|two")
-        ]
-    );
-}
 
 #[test]
 fn probes_cover_system_folders_and_read_only_grants() {
