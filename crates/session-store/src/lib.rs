@@ -96,6 +96,23 @@ impl SqliteSessionStore {
         .await
         .map_err(|e| backend("the store's worker thread failed", e))?
     }
+    /// Runs `change` (given the transaction and `id`) in one transaction that also marks session `id` as updated (and fails
+    /// with [`StoreError::NotFound`] when there is no such session).
+    async fn change_session(
+        &self,
+        id: String,
+        change: impl FnOnce(&rusqlite::Transaction<'_>, &str) -> Result<(), StoreError> + Send + 'static,
+    ) -> Result<(), StoreError> {
+        self.run(move |connection| {
+            let tx = connection
+                .transaction()
+                .map_err(|e| backend("starting a transaction", e))?;
+            touch(&tx, &id)?;
+            change(&tx, &id)?;
+            tx.commit().map_err(|e| backend("committing", e))
+        })
+        .await
+    }
 }
 
 fn touch(tx: &rusqlite::Transaction<'_>, id: &str) -> Result<(), StoreError> {
@@ -223,13 +240,8 @@ impl SessionStore for SqliteSessionStore {
         messages: &[Message],
         last_seq: u64,
     ) -> Result<(), StoreError> {
-        let id = id.to_owned();
         let messages = messages.to_vec();
-        self.run(move |connection| {
-            let tx = connection
-                .transaction()
-                .map_err(|e| backend("starting a transaction", e))?;
-            touch(&tx, &id)?;
+        self.change_session(id.to_owned(), move |tx, id| {
             let stored: i64 = tx
                 .query_row(
                     "SELECT COUNT(*) FROM messages WHERE session_id = ?1",
@@ -242,31 +254,26 @@ impl SessionStore for SqliteSessionStore {
                     "saving messages from index {from}, but only {stored} are stored"
                 )));
             }
-            write_messages(&tx, &id, from, &messages)?;
+            write_messages(tx, id, from, &messages)?;
             tx.execute(
                 "UPDATE sessions SET last_seq = ?1 WHERE id = ?2",
                 params![i64::try_from(last_seq).unwrap_or(i64::MAX), id],
             )
             .map_err(|e| backend("saving the event number", e))?;
-            tx.commit().map_err(|e| backend("committing", e))
+            Ok(())
         })
         .await
     }
 
     async fn save_settings(&self, id: &str, settings: &SessionSettings) -> Result<(), StoreError> {
-        let id = id.to_owned();
         let settings = to_json("settings", settings)?;
-        self.run(move |connection| {
-            let tx = connection
-                .transaction()
-                .map_err(|e| backend("starting a transaction", e))?;
-            touch(&tx, &id)?;
+        self.change_session(id.to_owned(), move |tx, id| {
             tx.execute(
                 "UPDATE sessions SET settings = ?1 WHERE id = ?2",
                 params![settings, id],
             )
             .map_err(|e| backend("saving settings", e))?;
-            tx.commit().map_err(|e| backend("committing", e))
+            Ok(())
         })
         .await
     }
@@ -276,15 +283,9 @@ impl SessionStore for SqliteSessionStore {
         id: &str,
         approvals: &[StandingApproval],
     ) -> Result<(), StoreError> {
-        let id = id.to_owned();
         let approvals = approvals.to_vec();
-        self.run(move |connection| {
-            let tx = connection
-                .transaction()
-                .map_err(|e| backend("starting a transaction", e))?;
-            touch(&tx, &id)?;
-            write_session_approvals(&tx, &id, &approvals)?;
-            tx.commit().map_err(|e| backend("committing", e))
+        self.change_session(id.to_owned(), move |tx, id| {
+            write_session_approvals(tx, id, &approvals)
         })
         .await
     }
@@ -337,32 +338,21 @@ impl SessionStore for SqliteSessionStore {
     }
 
     async fn add_downloads(&self, id: &str, paths: &[String]) -> Result<(), StoreError> {
-        let id = id.to_owned();
         let paths = paths.to_vec();
-        self.run(move |connection| {
-            let tx = connection
-                .transaction()
-                .map_err(|e| backend("starting a transaction", e))?;
-            touch(&tx, &id)?;
-            write_downloads(&tx, &id, &paths)?;
-            tx.commit().map_err(|e| backend("committing", e))
+        self.change_session(id.to_owned(), move |tx, id| {
+            write_downloads(tx, id, &paths)
         })
         .await
     }
 
     async fn save_provider(&self, id: &str, provider: ProviderKind) -> Result<(), StoreError> {
-        let id = id.to_owned();
-        self.run(move |connection| {
-            let tx = connection
-                .transaction()
-                .map_err(|e| backend("starting a transaction", e))?;
-            touch(&tx, &id)?;
+        self.change_session(id.to_owned(), move |tx, id| {
             tx.execute(
                 "UPDATE sessions SET provider = ?1 WHERE id = ?2",
                 params![provider.as_str(), id],
             )
             .map_err(|e| backend("saving the provider", e))?;
-            tx.commit().map_err(|e| backend("committing", e))
+            Ok(())
         })
         .await
     }
