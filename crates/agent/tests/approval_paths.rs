@@ -5,7 +5,7 @@
 
 mod harness;
 
-use harness::{Harness, tool_results};
+use harness::{Harness, decide, tool_results};
 use protocol::{ApprovalDecision, ApprovalMode, ApprovalScope, DecidedBy, EventMsg, Op};
 use serde_json::json;
 use test_support::model_server::{Reply, sse};
@@ -75,14 +75,13 @@ async fn a_safety_check_offers_only_once_and_keeps_nothing() {
     assert!(!lasting_allowed, "a safety check offers once only");
     assert!(reason.contains("safety check"), "{reason}");
     // A client that asks for `always` anyway gets a one-time approval.
-    session
-        .submit(Op::Approval {
-            call_id: "c1".into(),
-            decision: ApprovalDecision::Approve {
-                scope: ApprovalScope::Always,
-            },
-        })
-        .unwrap();
+    decide(
+        &session,
+        "c1",
+        ApprovalDecision::Approve {
+            scope: ApprovalScope::Always,
+        },
+    );
     let events = h.turn().await;
     assert!(events.iter().any(|e| matches!(
         e.msg,
@@ -131,12 +130,7 @@ async fn auto_edit_lets_edits_in_granted_folders_through_but_asks_for_commands()
         EventMsg::ToolCallApproved { call_id, by: DecidedBy::Mode, .. } if call_id == "c1"
     )));
     assert!(file.exists(), "the edit ran without asking");
-    session
-        .submit(Op::Approval {
-            call_id: "c2".into(),
-            decision: ApprovalDecision::Deny { reason: None },
-        })
-        .unwrap();
+    decide(&session, "c2", ApprovalDecision::Deny { reason: None });
     h.turn().await;
     assert!(!h.folder().join("b.txt").exists());
 }

@@ -10,7 +10,7 @@
 
 mod harness;
 
-use harness::Harness;
+use harness::{Harness, decide};
 use pretty_assertions::assert_eq;
 use protocol::{ApprovalDecision, ApprovalMode, ApprovalScope, DecidedBy, EventMsg, Op};
 use serde_json::json;
@@ -31,14 +31,13 @@ async fn approved_command(h: &mut Harness, session: &agent::Session, id: &str, c
         .unwrap();
     h.until(|m| matches!(m, EventMsg::ToolCallAwaitingApproval { .. }))
         .await;
-    session
-        .submit(Op::Approval {
-            call_id: id.into(),
-            decision: ApprovalDecision::Approve {
-                scope: ApprovalScope::Once,
-            },
-        })
-        .unwrap();
+    decide(
+        session,
+        id,
+        ApprovalDecision::Approve {
+            scope: ApprovalScope::Once,
+        },
+    );
     let events = h.turn().await;
     assert!(
         events
@@ -113,12 +112,7 @@ async fn running_a_file_downloaded_by_an_earlier_call_asks_with_the_safety_check
             "`{command}`: {reason}"
         );
         assert!(!lasting_allowed, "`{command}`: only once may answer it");
-        session
-            .submit(Op::Approval {
-                call_id: id.into(),
-                decision: ApprovalDecision::Deny { reason: None },
-            })
-            .unwrap();
+        decide(&session, id, ApprovalDecision::Deny { reason: None });
     }
     h.turn().await;
     assert!(!h.folder().join("ran.txt").exists(), "nothing ran");
@@ -158,12 +152,7 @@ async fn other_files_and_bypass_are_not_affected() {
         unreachable!()
     };
     assert!(!reason.contains("safety check"), "{reason}");
-    session
-        .submit(Op::Approval {
-            call_id: "b1".into(),
-            decision: ApprovalDecision::Deny { reason: None },
-        })
-        .unwrap();
+    decide(&session, "b1", ApprovalDecision::Deny { reason: None });
     h.turn().await;
     let stored = h.store.load(session.id()).await.unwrap().unwrap();
     assert_eq!(

@@ -7,7 +7,7 @@ mod harness;
 
 use std::time::Duration;
 
-use harness::{Harness, finished, tool_results};
+use harness::{Harness, decide, finished, tool_results};
 use protocol::{ApprovalMode, EventMsg, Op, ToolCallStatus, TurnStopReason};
 use serde_json::json;
 use test_support::model_server::{Reply, StreamOutcome, sse};
@@ -133,14 +133,13 @@ async fn interrupt_while_awaiting_approval_runs_nothing() {
     assert!(!h.folder().join("nope2").exists());
     assert_eq!(h.starts(), 0);
     // A late approval for the abandoned call is refused.
-    session
-        .submit(Op::Approval {
-            call_id: "c1".into(),
-            decision: protocol::ApprovalDecision::Approve {
-                scope: protocol::ApprovalScope::Once,
-            },
-        })
-        .unwrap();
+    decide(
+        &session,
+        "c1",
+        protocol::ApprovalDecision::Approve {
+            scope: protocol::ApprovalScope::Once,
+        },
+    );
     let event = h.next().await;
     assert!(matches!(
         event.msg,

@@ -10,7 +10,7 @@
 
 mod harness;
 
-use harness::Harness;
+use harness::{Harness, decide};
 use pretty_assertions::assert_eq;
 use protocol::{
     ApprovalDecision, ApprovalMode, ApprovalScope, DecidedBy, ErrorCode, Event, EventMsg, Op,
@@ -40,12 +40,7 @@ async fn approve_turn(
     let mut events = h
         .until(|m| matches!(m, EventMsg::ToolCallAwaitingApproval { .. }))
         .await;
-    session
-        .submit(Op::Approval {
-            call_id: id.into(),
-            decision: ApprovalDecision::Approve { scope },
-        })
-        .unwrap();
+    decide(session, id, ApprovalDecision::Approve { scope });
     events.extend(h.turn().await);
     events
 }
@@ -85,12 +80,7 @@ async fn asks_again(h: &mut Harness, session: &agent::Session, id: &str) {
         "a revoked approval must not let the call through: {:#?}",
         events.last()
     );
-    session
-        .submit(Op::Approval {
-            call_id: id.into(),
-            decision: ApprovalDecision::Deny { reason: None },
-        })
-        .unwrap();
+    decide(session, id, ApprovalDecision::Deny { reason: None });
     h.turn().await;
 }
 

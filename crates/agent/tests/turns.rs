@@ -8,7 +8,7 @@
 
 mod harness;
 
-use harness::{Harness, finished, names, tool_results};
+use harness::{Harness, decide, finished, names, tool_results};
 use pretty_assertions::assert_eq;
 use protocol::{
     ApprovalDecision, ApprovalMode, ApprovalScope, DecidedBy, EnforcementLevel, EventMsg, Op,
@@ -114,14 +114,13 @@ async fn an_approved_write_lands_in_the_granted_folder() {
     assert!(summary.contains("notes.txt"), "{summary}");
     assert!(lasting_allowed);
     assert!(!target.exists(), "nothing may run before the approval");
-    session
-        .submit(Op::Approval {
-            call_id: call_id.clone(),
-            decision: ApprovalDecision::Approve {
-                scope: ApprovalScope::Once,
-            },
-        })
-        .unwrap();
+    decide(
+        &session,
+        &call_id,
+        ApprovalDecision::Approve {
+            scope: ApprovalScope::Once,
+        },
+    );
     let events = h.turn().await;
     assert_eq!(finished(&events), (TurnStopReason::EndTurn, 2));
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "hello\n");
@@ -179,14 +178,13 @@ async fn a_denial_reaches_the_model_with_the_users_reason() {
     session.submit(Op::UserTurn { text: "go".into() }).unwrap();
     h.until(|m| matches!(m, EventMsg::ToolCallAwaitingApproval { .. }))
         .await;
-    session
-        .submit(Op::Approval {
-            call_id: "c1".into(),
-            decision: ApprovalDecision::Deny {
-                reason: Some("not in my repo".into()),
-            },
-        })
-        .unwrap();
+    decide(
+        &session,
+        "c1",
+        ApprovalDecision::Deny {
+            reason: Some("not in my repo".into()),
+        },
+    );
     let events = h.turn().await;
     assert!(events.iter().any(|e| matches!(
         &e.msg,
@@ -211,14 +209,13 @@ async fn an_approval_for_an_unknown_call_is_an_error_event() {
     let mut h = Harness::new().await;
     let session = h.start(ApprovalMode::Ask).await;
     h.next().await;
-    session
-        .submit(Op::Approval {
-            call_id: "nope".into(),
-            decision: ApprovalDecision::Approve {
-                scope: ApprovalScope::Once,
-            },
-        })
-        .unwrap();
+    decide(
+        &session,
+        "nope",
+        ApprovalDecision::Approve {
+            scope: ApprovalScope::Once,
+        },
+    );
     let event = h.next().await;
     assert!(
         matches!(&event.msg, EventMsg::Error { code: protocol::ErrorCode::UnknownCall, message } if message.contains("nope")),
@@ -242,14 +239,13 @@ async fn a_session_approval_stands_for_the_same_command() {
     session.submit(Op::UserTurn { text: "go".into() }).unwrap();
     h.until(|m| matches!(m, EventMsg::ToolCallAwaitingApproval { .. }))
         .await;
-    session
-        .submit(Op::Approval {
-            call_id: "c1".into(),
-            decision: ApprovalDecision::Approve {
-                scope: ApprovalScope::Session,
-            },
-        })
-        .unwrap();
+    decide(
+        &session,
+        "c1",
+        ApprovalDecision::Approve {
+            scope: ApprovalScope::Session,
+        },
+    );
     let events = h.turn().await;
     let awaiting = events
         .iter()
@@ -292,14 +288,13 @@ async fn an_always_approval_carries_over_to_the_next_session() {
     first.submit(Op::UserTurn { text: "go".into() }).unwrap();
     h.until(|m| matches!(m, EventMsg::ToolCallAwaitingApproval { .. }))
         .await;
-    first
-        .submit(Op::Approval {
-            call_id: "c1".into(),
-            decision: ApprovalDecision::Approve {
-                scope: ApprovalScope::Always,
-            },
-        })
-        .unwrap();
+    decide(
+        &first,
+        "c1",
+        ApprovalDecision::Approve {
+            scope: ApprovalScope::Always,
+        },
+    );
     h.turn().await;
     first.submit(Op::Close).unwrap();
     first.closed().await;

@@ -23,8 +23,8 @@ use agent::{
 use async_trait::async_trait;
 use model_client::{ApiKey, ClientConfig, Vendor};
 use protocol::{
-    ApprovalMode, Event, EventMsg, FolderAccess, FolderGrant, NetworkProfileName, Op,
-    SessionSettings,
+    ApprovalDecision, ApprovalMode, Event, EventMsg, FolderAccess, FolderGrant, NetworkProfileName,
+    Op, SessionSettings,
 };
 use sandbox_provider::direct::DirectProvider;
 use sandbox_provider::{ProviderError, Sandbox, SandboxProvider, SandboxRequest};
@@ -225,6 +225,16 @@ impl Harness {
 }
 
 /// The wire names of events, in order.
+/// Answers the approval prompt of `call_id`.
+pub fn decide(session: &Session, call_id: &str, decision: ApprovalDecision) {
+    session
+        .submit(Op::Approval {
+            call_id: call_id.to_owned(),
+            decision,
+        })
+        .unwrap();
+}
+
 pub fn names(events: &[Event]) -> Vec<&'static str> {
     events.iter().map(|e| e.msg.name()).collect()
 }
