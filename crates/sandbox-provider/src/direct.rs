@@ -173,10 +173,6 @@ impl Sandbox for DirectSandbox {
         &self.id
     }
 
-    fn enforcement(&self) -> EnforcementLevel {
-        EnforcementLevel::None
-    }
-
     fn attestation(&self) -> &Attestation {
         &self.attestation
     }

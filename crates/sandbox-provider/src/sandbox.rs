@@ -71,10 +71,13 @@ pub trait Sandbox: Send + Sync {
     /// A name for logs and the audit trail (the OpenShell sandbox name, a local wall id…).
     fn id(&self) -> &str;
 
-    fn enforcement(&self) -> EnforcementLevel;
-
     /// The attestation run from inside right after start.
     fn attestation(&self) -> &Attestation;
+
+    /// The enforcement level of every call through this sandbox: its attestation's.
+    fn enforcement(&self) -> EnforcementLevel {
+        self.attestation().enforcement
+    }
 
     /// Runs one tool call through the sandbox's runner.
     async fn call(

@@ -339,10 +339,8 @@ impl SessionStore for SqliteSessionStore {
 
     async fn add_downloads(&self, id: &str, paths: &[String]) -> Result<(), StoreError> {
         let paths = paths.to_vec();
-        self.change_session(id.to_owned(), move |tx, id| {
-            write_downloads(tx, id, &paths)
-        })
-        .await
+        self.change_session(id.to_owned(), move |tx, id| write_downloads(tx, id, &paths))
+            .await
     }
 
     async fn save_provider(&self, id: &str, provider: ProviderKind) -> Result<(), StoreError> {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use protocol::{Attestation, EnforcementLevel, NetworkDenial};
+use protocol::{Attestation, NetworkDenial};
 use tokio::process::Child;
 use tokio::sync::{Mutex, broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
@@ -63,10 +63,6 @@ impl LocalSandbox {
 impl Sandbox for LocalSandbox {
     fn id(&self) -> &str {
         &self.id
-    }
-
-    fn enforcement(&self) -> EnforcementLevel {
-        EnforcementLevel::Local
     }
 
     fn attestation(&self) -> &Attestation {

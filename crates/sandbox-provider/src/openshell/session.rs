@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use openshell_proto::v1::{DeleteProviderRequest, SandboxPhase};
-use protocol::{Attestation, EnforcementLevel, NetworkDenial};
+use protocol::{Attestation, NetworkDenial};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tool_protocol::{ToolRequest, ToolResult};
@@ -376,10 +376,6 @@ fn suggests_network_refusal(result: &Result<ToolResult, CallError>) -> bool {
 impl Sandbox for OpenShellSandbox {
     fn id(&self) -> &str {
         &self.name
-    }
-
-    fn enforcement(&self) -> EnforcementLevel {
-        EnforcementLevel::Openshell
     }
 
     fn attestation(&self) -> &Attestation {
