@@ -6,11 +6,13 @@ use std::sync::{Mutex, PoisonError};
 
 use approvals::StandingApproval;
 use async_trait::async_trait;
-use model_client::{ContentBlock, Message, Role};
+use model_client::Message;
 use protocol::{ProviderKind, SessionSettings};
 
 use crate::event_bus::now_ms;
-use crate::session_store::{SessionRecord, SessionStore, SessionSummary, StoreError};
+use crate::session_store::{
+    SessionRecord, SessionStore, SessionSummary, StoreError, session_title,
+};
 
 #[derive(Debug, Default)]
 pub struct InMemorySessionStore {
@@ -35,19 +37,6 @@ impl InMemorySessionStore {
         record.updated_ms = now_ms();
         Ok(change(record))
     }
-}
-
-/// The first user text of a conversation, on one line.
-pub(crate) fn title(messages: &[Message]) -> String {
-    messages
-        .iter()
-        .filter(|m| m.role == Role::User)
-        .flat_map(|m| &m.content)
-        .find_map(|block| match block {
-            ContentBlock::Text { text } => Some(text.lines().next().unwrap_or("").to_owned()),
-            _ => None,
-        })
-        .unwrap_or_default()
 }
 
 #[async_trait]
@@ -145,7 +134,7 @@ impl SessionStore for InMemorySessionStore {
                 created_ms: r.created_ms,
                 updated_ms: r.updated_ms,
                 message_count: r.messages.len() as u64,
-                title: title(&r.messages),
+                title: session_title(&r.messages),
                 folders: r.settings.folders.clone(),
                 provider: r.provider,
             })

@@ -30,5 +30,5 @@ pub use event_bus::{DiscardSink, EventBus, EventSink, SinkError};
 pub use in_memory_store::InMemorySessionStore;
 pub use sandbox_slot::DIAGNOSE_COMMAND;
 pub use session::{Session, SessionDeps};
-pub use session_store::{SessionRecord, SessionStore, SessionSummary, StoreError};
+pub use session_store::{SessionRecord, SessionStore, SessionSummary, StoreError, session_title};
 pub use tools::ToolRegistry;

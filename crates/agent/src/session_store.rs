@@ -3,7 +3,7 @@
 
 use approvals::StandingApproval;
 use async_trait::async_trait;
-use model_client::Message;
+use model_client::{ContentBlock, Message, Role};
 use protocol::{FolderGrant, ProviderKind, SessionSettings};
 use serde::{Deserialize, Serialize};
 
@@ -103,4 +103,17 @@ pub trait SessionStore: Send + Sync {
 
     /// Sessions, most recently updated first.
     async fn list(&self) -> Result<Vec<SessionSummary>, StoreError>;
+}
+
+/// A session's title for listings: the first line of its first user text.
+pub fn session_title(messages: &[Message]) -> String {
+    messages
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .flat_map(|m| &m.content)
+        .find_map(|block| match block {
+            ContentBlock::Text { text } => Some(text.lines().next().unwrap_or("").to_owned()),
+            _ => None,
+        })
+        .unwrap_or_default()
 }

@@ -9,10 +9,10 @@ mod migrations;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use agent::{SessionRecord, SessionStore, SessionSummary, StoreError};
+use agent::{SessionRecord, SessionStore, SessionSummary, StoreError, session_title};
 use approvals::StandingApproval;
 use async_trait::async_trait;
-use model_client::{ContentBlock, Message, Role};
+use model_client::Message;
 use protocol::{ProviderKind, SessionSettings};
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -126,18 +126,6 @@ fn touch(tx: &rusqlite::Transaction<'_>, id: &str) -> Result<(), StoreError> {
         return Err(StoreError::NotFound(id.to_owned()));
     }
     Ok(())
-}
-
-fn title(messages: &[Message]) -> String {
-    messages
-        .iter()
-        .filter(|m| m.role == Role::User)
-        .flat_map(|m| &m.content)
-        .find_map(|block| match block {
-            ContentBlock::Text { text } => Some(text.lines().next().unwrap_or("").to_owned()),
-            _ => None,
-        })
-        .unwrap_or_default()
 }
 
 #[async_trait]
@@ -386,7 +374,7 @@ impl SessionStore for SqliteSessionStore {
                 let ((id, created_ms, updated_ms, count), first, settings, provider) =
                     row.map_err(|e| backend("listing sessions", e))?;
                 let title = match first {
-                    Some(text) => title(&[from_json::<Message>("a message", &text)?]),
+                    Some(text) => session_title(&[from_json::<Message>("a message", &text)?]),
                     None => String::new(),
                 };
                 let settings: SessionSettings = from_json("session settings", &settings)?;
