@@ -38,6 +38,19 @@ async fn greeting_in_child() {
     common::assert_greeting_turn(client.as_ref()).await;
 }
 
+/// Runs the greeting turn of test `name` for `vendor` in a child process whose environment
+/// `env` gives (from the proxy's URL); returns the server and the proxy to inspect.
+async fn greet_through_proxy(
+    name: &str,
+    vendor: Vendor,
+    env: impl FnOnce(String) -> Vec<(&'static str, String)>,
+) -> (FakeModelServer, TestConnectProxy) {
+    let (server, _folder, ca) = tls_server().await;
+    let proxy = TestConnectProxy::start().await.unwrap();
+    child_process::run_child(name, &target(&server, vendor, &ca), &env(proxy.url())).await;
+    (server, proxy)
+}
+
 /// The proxy saw exactly one `CONNECT` to the server, without any credential of ours, and
 /// only TLS records went through the tunnel; the server got the key over HTTP/2.
 fn assert_tunneled_once(proxy: &TestConnectProxy, server: &FakeModelServer) {
@@ -78,12 +91,10 @@ async fn https_proxy_tunnels_an_anthropic_turn_end_to_end() {
     if child_process::is_child() {
         return greeting_in_child().await;
     }
-    let (server, _folder, ca) = tls_server().await;
-    let proxy = TestConnectProxy::start().await.unwrap();
-    child_process::run_child(
+    let (server, proxy) = greet_through_proxy(
         "proxy::https_proxy_tunnels_an_anthropic_turn_end_to_end",
-        &target(&server, Vendor::Anthropic, &ca),
-        &[("HTTPS_PROXY", proxy.url())],
+        Vendor::Anthropic,
+        |url| vec![("HTTPS_PROXY", url)],
     )
     .await;
     assert_tunneled_once(&proxy, &server);
@@ -94,12 +105,10 @@ async fn lower_case_https_proxy_tunnels_an_openai_turn_end_to_end() {
     if child_process::is_child() {
         return greeting_in_child().await;
     }
-    let (server, _folder, ca) = tls_server().await;
-    let proxy = TestConnectProxy::start().await.unwrap();
-    child_process::run_child(
+    let (server, proxy) = greet_through_proxy(
         "proxy::lower_case_https_proxy_tunnels_an_openai_turn_end_to_end",
-        &target(&server, Vendor::OpenAiCompatible, &ca),
-        &[("https_proxy", proxy.url())],
+        Vendor::OpenAiCompatible,
+        |url| vec![("https_proxy", url)],
     )
     .await;
     assert_tunneled_once(&proxy, &server);
@@ -110,15 +119,15 @@ async fn no_proxy_bypasses_the_proxy() {
     if child_process::is_child() {
         return greeting_in_child().await;
     }
-    let (server, _folder, ca) = tls_server().await;
-    let proxy = TestConnectProxy::start().await.unwrap();
-    child_process::run_child(
+    let (server, proxy) = greet_through_proxy(
         "proxy::no_proxy_bypasses_the_proxy",
-        &target(&server, Vendor::Anthropic, &ca),
-        &[
-            ("HTTPS_PROXY", proxy.url()),
-            ("NO_PROXY", "example.com,127.0.0.1".to_owned()),
-        ],
+        Vendor::Anthropic,
+        |url| {
+            vec![
+                ("HTTPS_PROXY", url),
+                ("NO_PROXY", "example.com,127.0.0.1".to_owned()),
+            ]
+        },
     )
     .await;
     assert_eq!(proxy.attempts(), vec![]);
