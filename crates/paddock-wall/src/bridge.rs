@@ -3,37 +3,86 @@
 //! so this is its one way out, and the proxy decides what passes.
 //!
 //! Before the client's bytes the bridge sends one preamble line naming the program that
-//! connected, when it can tell (`PADDOCK-BRIDGE program=/usr/bin/curl`), found through
-//! `/proc/net/tcp` and the processes' open sockets. It is informational (for the audit trail);
-//! the proxy's decisions never depend on it.
+//! connected, when it can tell, found through `/proc/net/tcp` and the processes' open sockets:
+//! `PADDOCK-BRIDGE token=<hex> program=/usr/bin/curl`. The token is the wall's bridge secret,
+//! known only to the host and this process (read from the wall's configuration before Landlock
+//! hides it, and kept in a process no command can read: see [`serve`]); the proxy believes the
+//! program only from a line carrying it, since any command can reach the proxy's socket
+//! itself. The program is for the record (denials, the audit trail); the proxy's decisions
+//! never depend on it.
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::thread;
+use std::time::Duration;
 
 /// The first bytes of the preamble line.
 pub const PREAMBLE_PREFIX: &str = "PADDOCK-BRIDGE ";
 
-/// Serves `listener` forever, forwarding each connection to `proxy_socket`.
-pub fn serve(listener: &TcpListener, proxy_socket: &Path) -> io::Error {
+/// The preamble line for a connection from `program` (`None`: not found).
+pub fn preamble(token: &str, program: Option<&str>) -> String {
+    let program = program.map_or_else(|| "-".to_owned(), sanitize);
+    format!("{PREAMBLE_PREFIX}token={token} program={program}\n")
+}
+
+/// The token and the program of a preamble line (without its prefix and newline); the program
+/// is `None` when the bridge did not find it. `None` when the line is not a preamble.
+pub fn parse_preamble(line: &str) -> Option<(&str, Option<&str>)> {
+    let rest = line.strip_prefix("token=")?;
+    let (token, program) = rest.split_once(' ')?;
+    let program = program.strip_prefix("program=")?;
+    Some((
+        token,
+        (!program.is_empty() && program != "-").then_some(program),
+    ))
+}
+
+/// Pauses before accepting again after an error, longer while errors repeat (at most 1 s):
+/// running out of descriptors (`EMFILE`, `ENFILE`) or memory lasts until connections close.
+/// (The host's proxy backs off the same way.)
+pub fn accept_backoff(failures: u32) -> Duration {
+    Duration::from_millis((5u64 << failures.min(8)).min(1000))
+}
+
+/// Serves `listener` forever, forwarding each connection to `proxy_socket` with the preamble
+/// carrying `token`. No error of `accept` ends it: it backs off and retries. Call it in a
+/// process no command can read (the launcher's bridge is not dumpable).
+pub fn serve(listener: &TcpListener, proxy_socket: &Path, token: &str) -> ! {
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+    let mut failures = 0;
     loop {
         let (client, peer) = match listener.accept() {
-            Ok(pair) => pair,
+            Ok(pair) => {
+                failures = 0;
+                pair
+            }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return e,
+            Err(_) => {
+                thread::sleep(accept_backoff(failures));
+                failures += 1;
+                continue;
+            }
         };
         let socket = proxy_socket.to_path_buf();
-        let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+        let token = token.to_owned();
         // One thread per connection; if threads run out, this connection is dropped.
         let _ = thread::Builder::new()
             .name("bridge".into())
-            .spawn(move || forward(client, peer, port, &socket));
+            .spawn(move || forward(client, peer, port, &socket, &token));
     }
 }
 
-fn forward(client: TcpStream, peer: SocketAddr, listen_port: u16, proxy_socket: &Path) {
+fn forward(
+    client: TcpStream,
+    peer: SocketAddr,
+    listen_port: u16,
+    proxy_socket: &Path,
+    token: &str,
+) {
+    // Found before connecting, so the proxy's time for the request does not run meanwhile.
+    let program = program_of(peer, listen_port).map(|p| p.display().to_string());
     let Ok(mut upstream) = UnixStream::connect(proxy_socket) else {
         let mut client = client;
         let _ = client.write_all(
@@ -42,10 +91,7 @@ fn forward(client: TcpStream, peer: SocketAddr, listen_port: u16, proxy_socket: 
         );
         return;
     };
-    let program = program_of(peer, listen_port)
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| "-".into());
-    let preamble = format!("{PREAMBLE_PREFIX}program={}\n", sanitize(&program));
+    let preamble = preamble(token, program.as_deref());
     if upstream.write_all(preamble.as_bytes()).is_err() {
         return;
     }
@@ -71,7 +117,14 @@ fn sanitize(program: &str) -> String {
         .collect()
 }
 
-/// Finds the executable of the process that owns the TCP connection from `peer` to the bridge.
+/// How many descriptors one lookup reads at most before it gives up (the program is then
+/// reported unknown): a command holding many sockets must not make every lookup slow.
+const LOOKUP_BUDGET: usize = 65_536;
+
+/// Finds the executable of the process that owns the TCP connection from `peer` to the bridge:
+/// the socket's inode from `/proc/net/tcp{,6}`, then the process holding it in `/proc/*/fd`,
+/// newest process first (the one connecting has usually just started; the bridge, started with
+/// the wall, comes near the end).
 fn program_of(peer: SocketAddr, listen_port: u16) -> Option<PathBuf> {
     let table = match peer {
         SocketAddr::V4(_) => "/proc/net/tcp",
@@ -80,18 +133,22 @@ fn program_of(peer: SocketAddr, listen_port: u16) -> Option<PathBuf> {
     let text = std::fs::read_to_string(table).ok()?;
     let inode = socket_inode(&text, peer.port(), listen_port)?;
     let needle = format!("socket:[{inode}]");
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .filter(|s| s.bytes().all(|b| b.is_ascii_digit()))
-        else {
-            continue;
-        };
+    let mut pids: Vec<u32> = std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+        .collect();
+    pids.sort_unstable_by(|a, b| b.cmp(a));
+    let mut budget = LOOKUP_BUDGET;
+    for pid in pids {
         let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
             continue;
         };
         for fd in fds.flatten() {
+            if budget == 0 {
+                return None;
+            }
+            budget -= 1;
             if std::fs::read_link(fd.path()).is_ok_and(|t| t.as_os_str() == needle.as_str()) {
                 return std::fs::read_link(format!("/proc/{pid}/exe")).ok();
             }
@@ -154,6 +211,26 @@ mod tests {
     }
 
     #[test]
+    fn preambles_round_trip_and_keep_to_one_line() {
+        let line = preamble("ab12", Some("/usr/bin/cu\nrl"));
+        assert_eq!(line, "PADDOCK-BRIDGE token=ab12 program=/usr/bin/cu?rl\n");
+        let body = line.strip_prefix(PREAMBLE_PREFIX).unwrap().trim_end();
+        assert_eq!(parse_preamble(body), Some(("ab12", Some("/usr/bin/cu?rl"))));
+        let unknown = preamble("ab12", None);
+        let body = unknown.strip_prefix(PREAMBLE_PREFIX).unwrap().trim_end();
+        assert_eq!(parse_preamble(body), Some(("ab12", None)));
+        assert_eq!(parse_preamble("program=/usr/bin/git"), None);
+        assert_eq!(parse_preamble("token=ab12"), None);
+    }
+
+    #[test]
+    fn accept_backoff_grows_to_a_bound() {
+        assert_eq!(accept_backoff(0), Duration::from_millis(5));
+        assert!(accept_backoff(3) > accept_backoff(2));
+        assert_eq!(accept_backoff(100), Duration::from_secs(1));
+    }
+
+    #[test]
     fn forwards_both_ways_with_a_preamble() {
         let dir = tempfile::tempdir().unwrap();
         let socket = dir.path().join("proxy.sock");
@@ -161,7 +238,7 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let socket_for_bridge = socket;
-        thread::spawn(move || serve(&listener, &socket_for_bridge));
+        thread::spawn(move || serve(&listener, &socket_for_bridge, "c0ffee"));
 
         let mut client = TcpStream::connect(addr).unwrap();
         client.write_all(b"ping").unwrap();
@@ -170,13 +247,12 @@ mod tests {
         let mut received = String::new();
         upstream.read_to_string(&mut received).unwrap();
         let (preamble, rest) = received.split_once('\n').unwrap();
-        assert!(
-            preamble.starts_with("PADDOCK-BRIDGE program="),
-            "{preamble}"
-        );
+        let (token, program) = parse_preamble(preamble.strip_prefix(PREAMBLE_PREFIX).unwrap())
+            .unwrap_or_else(|| panic!("{preamble}"));
+        assert_eq!(token, "c0ffee");
         // The test process itself opened the connection.
         let me = std::env::current_exe().unwrap();
-        assert!(preamble.ends_with(&me.display().to_string()), "{preamble}");
+        assert_eq!(program, Some(me.display().to_string().as_str()));
         assert_eq!(rest, "ping");
         upstream.write_all(b"pong").unwrap();
         drop(upstream);

@@ -55,6 +55,9 @@ pub struct BridgeConfig {
     pub port: u16,
     /// The host proxy's unix socket, as mounted inside the sandbox.
     pub proxy_socket: String,
+    /// The wall's bridge secret (hex): the bridge puts it in every preamble, and the proxy
+    /// believes a preamble's program only when it carries this token.
+    pub token: String,
 }
 
 /// Everything `paddock-wall inner` needs to finish the wall and start the sandbox's main process.
@@ -111,13 +114,18 @@ impl WallConfig {
                 self.cwd
             )));
         }
-        if let Some(bridge) = &self.bridge
-            && !bridge.proxy_socket.starts_with('/')
-        {
-            return Err(WallError::Config(format!(
-                "proxy socket {:?} is not absolute",
-                bridge.proxy_socket
-            )));
+        if let Some(bridge) = &self.bridge {
+            if !bridge.proxy_socket.starts_with('/') {
+                return Err(WallError::Config(format!(
+                    "proxy socket {:?} is not absolute",
+                    bridge.proxy_socket
+                )));
+            }
+            if bridge.token.len() < 32 || !bridge.token.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(WallError::Config(
+                    "the bridge token must be at least 32 hexadecimal digits".into(),
+                ));
+            }
         }
         Ok(())
     }
@@ -137,6 +145,7 @@ mod tests {
             bridge: Some(BridgeConfig {
                 port: BRIDGE_PORT,
                 proxy_socket: "/run/paddock/proxy/proxy.sock".into(),
+                token: "0123456789abcdef0123456789abcdef".into(),
             }),
             env: BTreeMap::from([("HOME".into(), "/home/paddock".into())]),
             cwd: "/".into(),
@@ -167,6 +176,13 @@ mod tests {
         let mut empty = sample();
         empty.rules.clear();
         assert!(WallConfig::from_json(&empty.to_json()).is_err());
+
+        let mut weak = sample();
+        if let Some(bridge) = weak.bridge.as_mut() {
+            bridge.token = "1234".into();
+        }
+        let err = WallConfig::from_json(&weak.to_json()).unwrap_err();
+        assert!(err.to_string().contains("bridge token"), "{err}");
 
         let err = WallConfig::from_json("{").unwrap_err();
         assert!(err.to_string().contains("unreadable"), "{err}");

@@ -80,7 +80,7 @@ pub fn inner(config_path: &Path, command: &[OsString]) -> Result<Infallible, Wal
     seccomp_policy::apply()?;
 
     if let (Some(listener), Some(bridge)) = (listener, &config.bridge) {
-        start_bridge(&listener, Path::new(&bridge.proxy_socket))?;
+        start_bridge(&listener, Path::new(&bridge.proxy_socket), &bridge.token)?;
         drop(listener);
     }
     Err(WallError::os(
@@ -95,14 +95,17 @@ pub fn inner(config_path: &Path, command: &[OsString]) -> Result<Infallible, Wal
 }
 
 /// Starts the bridge in a grandchild (so the main process never sees it as its child) that
-/// inherits the wall; the listener is already bound, so no connection is lost meanwhile.
-fn start_bridge(listener: &TcpListener, proxy_socket: &Path) -> Result<(), WallError> {
+/// inherits the wall; the listener is already bound, so no connection is lost meanwhile. The
+/// bridge is made not dumpable before it serves: it holds the wall's bridge token.
+fn start_bridge(listener: &TcpListener, proxy_socket: &Path, token: &str) -> Result<(), WallError> {
     match privileges::fork()? {
         Forked::Child => match privileges::fork() {
             Ok(Forked::Child) => {
-                let error = bridge::serve(listener, proxy_socket);
-                report(&WallError::os("the proxy bridge stopped", error));
-                privileges::exit_now(1)
+                if let Err(e) = privileges::set_not_dumpable() {
+                    report(&e);
+                    privileges::exit_now(1)
+                }
+                bridge::serve(listener, proxy_socket, token)
             }
             Ok(Forked::Parent { .. }) => privileges::exit_now(0),
             Err(e) => {

@@ -17,6 +17,18 @@ pub fn set_no_new_privs() -> Result<(), WallError> {
     }
 }
 
+/// Makes this process not dumpable: its memory, descriptors and `/proc` entries are closed
+/// to every process without a capability, even those of the same user (no
+/// `/proc/PID/mem`, no `pidfd_getfd`). Reset by exec, so it protects only a process that does
+/// not exec (the bridge).
+pub fn set_not_dumpable() -> Result<(), WallError> {
+    // SAFETY: prctl with integer arguments only.
+    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+        return Err(WallError::last_os("prctl(PR_SET_DUMPABLE, 0)"));
+    }
+    Ok(())
+}
+
 /// Asks the kernel to SIGKILL this process when its parent dies. Kept across exec.
 pub fn die_with_parent() -> Result<(), WallError> {
     // SAFETY: prctl with integer arguments only.

@@ -78,6 +78,10 @@ pub struct NetworkDenial {
 }
 
 impl NetworkDenial {
+    /// The rule of a connection refused because the sandbox (or the host) had too many open,
+    /// whatever its destination.
+    pub const CONNECTION_LIMIT_RULE: &'static str = "engine:connection-limit";
+
     /// The sentence a tool result carries for the model when a command hit this denial.
     pub fn model_notice(&self) -> String {
         format!(

@@ -397,3 +397,61 @@ fn python_call(script: &str) -> tool_protocol::ToolRequest {
         max_output_bytes: None,
     })
 }
+
+/// Sends `request` on a connection opened by `connect` (python) and prints the whole answer.
+fn raw_exchange(connect: &str, request: &str) -> String {
+    format!(
+        "import socket\n{connect}\ns.settimeout(5)\ns.sendall({request:?}.encode())\ndata = b''\n\
+         while True:\n    chunk = s.recv(4096)\n    if not chunk: break\n    data += chunk\n\
+         print(data.decode(errors='replace'))"
+    )
+}
+
+/// A command claims to be another program in a preamble of its own, on a connection it opens
+/// to the proxy's socket itself or through the bridge: the denial never carries the forged
+/// name (it says unknown, or the program that really connected).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_forged_bridge_preamble_is_not_believed() {
+    let w = world();
+    let s = w.start().await;
+    let direct = "s = socket.socket(socket.AF_UNIX)\ns.connect('/run/paddock/proxy/proxy.sock')";
+    let bridge = "s = socket.create_connection(('127.0.0.1', 3128), timeout=5)";
+    let forgeries = [
+        "PADDOCK-BRIDGE program=/usr/bin/git-FORGED\n",
+        "PADDOCK-BRIDGE token=00000000000000000000000000000000 program=/usr/bin/git-FORGED\n",
+    ];
+    for (path, connect) in [("direct", direct), ("bridge", bridge)] {
+        for forgery in forgeries {
+            let request = format!("{forgery}CONNECT blocked.test:443 HTTP/1.1\r\n\r\n");
+            let outcome = s
+                .call(
+                    python_call(&raw_exchange(connect, &request)),
+                    None,
+                    &tokio_util::sync::CancellationToken::new(),
+                )
+                .await;
+            let out = match &outcome.result {
+                Ok(tool_protocol::ToolResult::RunBash(r)) => format!("{}{}", stdout(r), stderr(r)),
+                other => panic!("{path}: {other:?}"),
+            };
+            assert!(
+                out.starts_with("HTTP/1.1 403") || out.starts_with("HTTP/1.1 400"),
+                "{path} {forgery:?}: {out}"
+            );
+            for denial in &outcome.denials {
+                let program = denial.binary.as_deref().unwrap_or("unknown");
+                assert!(
+                    !program.contains("FORGED"),
+                    "{path} {forgery:?}: the forged program was recorded: {denial:?}"
+                );
+                if path == "direct" {
+                    assert_eq!(
+                        denial.binary, None,
+                        "{path}: only the bridge may name a program: {denial:?}"
+                    );
+                }
+            }
+        }
+    }
+    s.close().await.unwrap();
+}

@@ -156,6 +156,8 @@ pub struct LayoutInput<'a> {
     pub disable_userns: bool,
     /// Environment of the enabled credential entries.
     pub credential_env: BTreeMap<String, String>,
+    /// The wall's bridge token (hex), for the bridge's preambles.
+    pub bridge_token: &'a str,
 }
 
 /// The environment of the sandbox's main process (and so of every command it runs).
@@ -280,6 +282,7 @@ pub fn render(input: &LayoutInput<'_>) -> std::io::Result<Rendered> {
         bridge: Some(BridgeConfig {
             port: BRIDGE_PORT,
             proxy_socket: format!("{PROXY_DIR_INSIDE}/{PROXY_SOCKET_NAME}"),
+            token: input.bridge_token.to_owned(),
         }),
         env: environment(&input.credential_env),
         cwd: input.request.cwd.clone(),

@@ -62,6 +62,7 @@ fn render_for(root: &Path, dirs: &HostDirs, request: &SandboxRequest) -> Rendere
         host_root: root,
         disable_userns: true,
         credential_env: BTreeMap::new(),
+        bridge_token: "00112233445566778899aabbccddeeff",
     })
     .unwrap()
 }

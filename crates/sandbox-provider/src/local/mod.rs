@@ -38,7 +38,9 @@ pub use wall_sandbox::LocalSandbox;
 
 use crate::error::ProviderError;
 use crate::local::layout::{HostDirs, LayoutInput};
-use crate::local::proxy::{DenialLog, ProxyConfig, Resolver, SystemResolver};
+use crate::local::proxy::{
+    BridgeToken, DenialLog, ProxyConfig, ProxyLimits, ProxyStats, Resolver, SystemResolver,
+};
 use crate::runner_client::RunnerConnection;
 use crate::sandbox::{Sandbox, SandboxProvider, SandboxRequest};
 use crate::sandbox_folder::remove_sandbox_folder;
@@ -74,6 +76,8 @@ pub struct LocalConfig {
     pub resolver: Arc<dyn Resolver>,
     /// How the preflight probes the machine (the real machine in production).
     pub probes: Arc<dyn HostProbes>,
+    /// How many connections each wall's proxy serves at once.
+    pub proxy_limits: ProxyLimits,
 }
 
 impl LocalConfig {
@@ -95,6 +99,7 @@ impl LocalConfig {
             policy,
             resolver: Arc::new(SystemResolver),
             probes: Arc::new(SystemProbes),
+            proxy_limits: ProxyLimits::default(),
         }
     }
 }
@@ -254,6 +259,8 @@ impl LocalProvider {
     ) -> Result<Arc<LocalSandbox>, ProviderError> {
         let c = &self.config;
         let secret = self.prepare_dirs(dirs, &identity)?;
+        let bridge_token = BridgeToken::generate()
+            .map_err(|e| ProviderError::io("drawing the wall's bridge token", e))?;
 
         let enabled = crate::credentials::enabled_entries(
             &c.credentials,
@@ -291,6 +298,7 @@ impl LocalProvider {
             host_root: Path::new("/"),
             disable_userns: preflight.disable_userns(),
             credential_env,
+            bridge_token: bridge_token.as_hex(),
         })
         .map_err(|e| ProviderError::io("reading the host's system folders", e))?;
         write(dirs.config(), &rendered.config.to_json())?;
@@ -299,11 +307,12 @@ impl LocalProvider {
         let stop_proxy = CancellationToken::new();
         // Stops the proxy if the start fails anywhere below.
         let proxy_guard = stop_proxy.clone().drop_guard();
-        let proxy_config = ProxyConfig {
-            policy: policy.clone(),
-            resolver: c.resolver.clone(),
-            denials: denials.clone(),
-        };
+        let proxy_stats = ProxyStats::default();
+        let mut proxy_config =
+            ProxyConfig::new(policy.clone(), c.resolver.clone(), denials.clone());
+        proxy_config.bridge_token = Some(bridge_token);
+        proxy_config.limits = c.proxy_limits;
+        proxy_config.stats = proxy_stats.clone();
         proxy::start(&dirs.proxy_socket(), proxy_config, stop_proxy.clone()).map_err(|e| {
             ProviderError::io(
                 format!("binding the proxy at {}", dirs.proxy_socket().display()),
@@ -398,6 +407,7 @@ impl LocalProvider {
             child: tokio::sync::Mutex::new(Some(child)),
             dir: dirs.root.clone(),
             denials,
+            proxy_stats,
             stop_proxy,
         };
         let attested = canaries::attest(

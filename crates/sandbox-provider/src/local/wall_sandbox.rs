@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use tool_protocol::ToolRequest;
 
 use crate::error::ProviderError;
-use crate::local::proxy::DenialLog;
+use crate::local::proxy::{DenialLog, ProxyStats};
 use crate::runner_client::{OutputChunk, RunnerConnection};
 use crate::sandbox::{Sandbox, ToolCallOutcome};
 use crate::sandbox_folder::remove_sandbox_folder;
@@ -26,6 +26,7 @@ pub struct LocalSandbox {
     pub(crate) child: Mutex<Option<Child>>,
     pub(crate) dir: PathBuf,
     pub(crate) denials: DenialLog,
+    pub(crate) proxy_stats: ProxyStats,
     pub(crate) stop_proxy: CancellationToken,
 }
 
@@ -51,6 +52,11 @@ impl LocalSandbox {
     /// Every network denial from now on, as it happens (for the audit trail).
     pub fn subscribe_denials(&self) -> broadcast::Receiver<NetworkDenial> {
         self.denials.subscribe()
+    }
+
+    /// The proxy's connections open now and refused over its limits so far.
+    pub fn proxy_stats(&self) -> &ProxyStats {
+        &self.proxy_stats
     }
 
     /// Denials recorded since the wall started (attestation canary included).

@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use paddock_wall::config::{
     BRIDGE_PORT, BridgeConfig, MIN_LANDLOCK_ABI, PathAccess, PathRule, WallConfig,
 };
+use sandbox_provider::local::proxy::BridgeToken;
 use tokio::process::Command;
 
 /// Where the double's per-sandbox files (wall configs, proxy socket) appear inside.
@@ -59,6 +60,8 @@ pub struct Layout {
     pub env: BTreeMap<String, String>,
     pub wall: PathBuf,
     pub bwrap: PathBuf,
+    /// The sandbox's bridge token, shared by its proxy and every launch's bridge.
+    pub bridge_token: BridgeToken,
 }
 
 static CONFIG_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -182,6 +185,7 @@ impl Layout {
             bridge: Some(BridgeConfig {
                 port: BRIDGE_PORT,
                 proxy_socket: format!("{DOUBLE_DIR_INSIDE}/proxy.sock"),
+                token: self.bridge_token.as_hex().to_owned(),
             }),
             env,
             cwd: cwd.to_owned(),

@@ -18,7 +18,7 @@ use openshell_proto::v1::{
     RejectDraftChunkResponse, SandboxPhase, SandboxResponse, SandboxStreamEvent, ServiceStatus,
     UpdateConfigRequest, UpdateConfigResponse, WatchSandboxRequest, sandbox_stream_event,
 };
-use sandbox_provider::local::proxy::{self, DenialLog, ProxyConfig, StaticResolver};
+use sandbox_provider::local::proxy::{self, BridgeToken, DenialLog, ProxyConfig, StaticResolver};
 use tokio_util::sync::CancellationToken;
 use tonic::codegen::BoxStream;
 use tonic::{Request, Response, Status, Streaming};
@@ -176,11 +176,8 @@ impl DoubleService {
         for (host, ips) in &self.config.hosts {
             resolver = resolver.with(host, ips);
         }
-        let proxy_config = ProxyConfig {
-            policy: egress,
-            resolver: Arc::new(resolver),
-            denials: denials.clone(),
-        };
+        let mut proxy_config = ProxyConfig::new(egress, Arc::new(resolver), denials.clone());
+        proxy_config.bridge_token = Some(layout.bridge_token.clone());
         if let Err(e) = proxy::start(&layout.proxy_socket(), proxy_config, stop.clone()) {
             return fail(
                 "ProvisionFailed",
@@ -414,6 +411,9 @@ impl OpenShell for DoubleService {
             env,
             wall: self.config.wall.clone(),
             bwrap: self.config.bwrap.clone(),
+            bridge_token: BridgeToken::generate().map_err(|e| {
+                Status::internal(format!("drawing the sandbox's bridge token: {e}"))
+            })?,
         });
         let live_policy = Arc::new(Mutex::new(policy));
         let egress = Arc::new(LiveEgress {

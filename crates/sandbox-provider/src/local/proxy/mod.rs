@@ -5,33 +5,44 @@
 //! `CONNECT host:port` (a tunnel) or an absolute-form plain-HTTP request. It asks the session's
 //! [`EgressPolicy`] about the name, resolves the name itself, asks again about every address,
 //! and connects only to an allowed address. A refusal is answered with `403` and a body naming
-//! the host and the policy, and recorded as a [`NetworkDenial`].
+//! the host and the policy, and recorded as a [`NetworkDenial`] naming the program only when
+//! the wall's own bridge said so (its preamble carries the wall's [`BridgeToken`]).
+//!
+//! It cannot be exhausted: each wall's proxy serves at most [`ProxyLimits::connections`] at
+//! once and every proxy of the process draws on one [`DescriptorBudget`]; a connection past
+//! either is answered `503` naming the limit (and recorded when its request could be read),
+//! or closed at once when even the few kept for answering are busy. No accept error ends the
+//! loop: it backs off and retries.
 
 mod denials;
+mod limits;
 mod policy;
 mod request;
 mod resolver;
+mod serve;
+mod token;
 
-use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
-use protocol::NetworkDenial;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use tokio::net::{TcpStream, UnixListener};
+use paddock_wall::bridge::accept_backoff;
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 pub use denials::DenialLog;
+pub use limits::{
+    DEFAULT_CONNECTIONS, DescriptorBudget, DescriptorLimit, ProxyLimits, ProxyStats,
+    REFUSAL_HEAD_TIMEOUT, REFUSAL_LANE, RESERVED_DESCRIPTORS, raise_descriptor_limit,
+};
 pub use policy::{Decision, EgressPolicy, ExplicitAddress, WithExplicitAddresses};
-pub use request::{BadRequest, Request, Target};
+pub use request::{BadRequest, Preamble, Request, Target};
 pub use resolver::{Resolver, StaticResolver, SystemResolver};
+pub use serve::serve_connection;
+pub use token::BridgeToken;
 
-use crate::attestation::now_ms;
 use crate::socket_address::SocketAddress;
-
-const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+use serve::Limit;
 
 /// What one proxy serves.
 #[derive(Debug, Clone)]
@@ -39,6 +50,33 @@ pub struct ProxyConfig {
     pub policy: Arc<dyn EgressPolicy>,
     pub resolver: Arc<dyn Resolver>,
     pub denials: DenialLog,
+    /// The wall's bridge token: a preamble names the program only when it carries it. `None`
+    /// believes no preamble (every program is recorded as unknown).
+    pub bridge_token: Option<BridgeToken>,
+    pub limits: ProxyLimits,
+    /// The descriptors this proxy may draw on, shared with the other proxies of the process.
+    pub budget: DescriptorBudget,
+    pub stats: ProxyStats,
+}
+
+impl ProxyConfig {
+    /// A proxy with the default limits on the process's descriptor budget, believing no
+    /// preamble until [`ProxyConfig::bridge_token`] is set.
+    pub fn new(
+        policy: Arc<dyn EgressPolicy>,
+        resolver: Arc<dyn Resolver>,
+        denials: DenialLog,
+    ) -> Self {
+        Self {
+            policy,
+            resolver,
+            denials,
+            bridge_token: None,
+            limits: ProxyLimits::default(),
+            budget: DescriptorBudget::process(),
+            stats: ProxyStats::default(),
+        }
+    }
 }
 
 /// Binds the proxy's socket at `path` (of any length) and serves it until `stop` fires.
@@ -48,201 +86,87 @@ pub fn start(
     stop: CancellationToken,
 ) -> std::io::Result<tokio::task::JoinHandle<()>> {
     let listener = UnixListener::bind(SocketAddress::new(path)?.path())?;
-    Ok(tokio::spawn(async move {
-        loop {
-            let stream = tokio::select! {
-                () = stop.cancelled() => break,
-                accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => stream,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "the wall's proxy stopped accepting");
-                        break;
-                    }
-                },
-            };
-            let config = config.clone();
-            let stop = stop.clone();
-            tokio::spawn(async move {
-                tokio::select! {
-                    () = stop.cancelled() => {}
-                    () = serve_connection(stream, &config) => {}
+    Ok(tokio::spawn(accept_loop(listener, config, stop)))
+}
+
+/// Accepts until `stop` fires; an error (`EMFILE`, `ENFILE`, `ENOMEM`, anything) pauses the
+/// loop, never ends it.
+async fn accept_loop(listener: UnixListener, config: ProxyConfig, stop: CancellationToken) {
+    let wall = Arc::new(Semaphore::new(config.limits.connections));
+    let lane = Arc::new(Semaphore::new(REFUSAL_LANE));
+    let mut failures = 0u32;
+    loop {
+        let stream = tokio::select! {
+            () = stop.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    failures = 0;
+                    stream
                 }
-            });
-        }
-    }))
-}
-
-/// Serves one client connection (any byte stream; the unix socket in production).
-pub async fn serve_connection<S>(mut client: S, config: &ProxyConfig)
-where
-    S: AsyncRead + AsyncWrite + Unpin,
-{
-    let (program, head, leftover) =
-        match tokio::time::timeout(HEAD_TIMEOUT, request::read_head(&mut client)).await {
-            Ok(Ok(read)) => read,
-            Ok(Err(e)) => {
-                let _ = respond(
-                    &mut client,
-                    400,
-                    "Bad Request",
-                    &format!("paddock proxy: {e}\n"),
-                )
-                .await;
-                return;
-            }
-            Err(_) => return,
+                Err(e) => {
+                    let pause = accept_backoff(failures);
+                    if failures == 0 {
+                        tracing::warn!(error = %e, ?pause, "the wall's proxy could not accept a connection; it retries");
+                    }
+                    failures = failures.saturating_add(1);
+                    tokio::select! {
+                        () = stop.cancelled() => break,
+                        () = tokio::time::sleep(pause) => continue,
+                    }
+                }
+            },
         };
-    let request = match request::parse(&head, program.clone()) {
-        Ok(request) => request,
-        Err(BadRequest::Malformed(why)) => {
-            let _ = respond(
-                &mut client,
-                400,
-                "Bad Request",
-                &format!("paddock proxy: {why}\n"),
-            )
-            .await;
-            return;
-        }
-        Err(BadRequest::HostMismatch { host, port, header }) => {
-            let reason = format!(
-                "the Host header `{header}` does not match the request target `{host}:{port}`"
-            );
-            refuse(
-                &mut client,
-                config,
-                &host,
-                port,
-                program,
-                reason,
-                "engine:host-header",
-            )
-            .await;
-            return;
-        }
-    };
-    let (host, port) = (request.host.clone(), request.port);
-    if let Decision::Denied { reason } = config.policy.check_host(&host, port) {
-        let rule = format!("policy:{}", config.policy.profile());
-        refuse(
-            &mut client,
-            config,
-            &host,
-            port,
-            request.program,
-            reason,
-            &rule,
-        )
-        .await;
-        return;
+        admit(stream, &config, &wall, &lane, &stop);
     }
-    let addresses = match host.parse::<IpAddr>() {
-        Ok(ip) => vec![ip],
-        Err(_) => match config.resolver.resolve(&host, port).await {
-            Ok(addresses) if !addresses.is_empty() => addresses,
-            Ok(_) | Err(_) => {
-                let body = format!("paddock proxy: `{host}` could not be resolved\n");
-                let _ = respond(&mut client, 502, "Bad Gateway", &body).await;
+}
+
+/// Serves `stream` if the wall and the host have room for it, else refuses it: answered
+/// `503` from the refusal lane when a place is free there, closed at once otherwise.
+fn admit(
+    stream: UnixStream,
+    config: &ProxyConfig,
+    wall: &Arc<Semaphore>,
+    lane: &Arc<Semaphore>,
+    stop: &CancellationToken,
+) {
+    let limit = match wall.clone().try_acquire_owned() {
+        Ok(permit) => match config.budget.try_take(2) {
+            Some(descriptors) => {
+                let held = (permit, descriptors, config.stats.opened());
+                let (config, stop) = (config.clone(), stop.clone());
+                tokio::spawn(async move {
+                    tokio::select! {
+                        () = stop.cancelled() => {}
+                        () = serve_connection(stream, &config) => {}
+                    }
+                    drop(held);
+                });
                 return;
             }
+            None => Limit::Host,
         },
+        Err(_) => Limit::Wall(config.limits.connections),
     };
-    let mut allowed = Vec::new();
-    let mut first_refusal = None;
-    for ip in addresses {
-        match config.policy.check_ip(&host, port, ip) {
-            Decision::Allowed { .. } => allowed.push(SocketAddr::new(ip, port)),
-            Decision::Denied { reason } => {
-                first_refusal.get_or_insert(reason);
-            }
+    let refused = config.stats.refused_one();
+    if refused == 1 || refused.is_multiple_of(1000) {
+        tracing::warn!(refused, %limit, "the wall's proxy is refusing connections over its limit");
+    }
+    let Some(held) = lane
+        .clone()
+        .try_acquire_owned()
+        .ok()
+        .and_then(|place| Some((place, config.budget.try_take(1)?)))
+    else {
+        return;
+    };
+    let (config, stop) = (config.clone(), stop.clone());
+    tokio::spawn(async move {
+        tokio::select! {
+            () = stop.cancelled() => {}
+            () = serve::refuse_over_limit(stream, &config, limit) => {}
         }
-    }
-    if allowed.is_empty() {
-        let reason = first_refusal.unwrap_or_else(|| "no address to connect to".into());
-        refuse(
-            &mut client,
-            config,
-            &host,
-            port,
-            request.program,
-            reason,
-            "engine:address",
-        )
-        .await;
-        return;
-    }
-    let Some(mut upstream) = connect_any(&allowed).await else {
-        let body = format!("paddock proxy: could not connect to `{host}:{port}`\n");
-        let _ = respond(&mut client, 502, "Bad Gateway", &body).await;
-        return;
-    };
-    let started = match &request.target {
-        Target::Connect => client
-            .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
-            .await
-            .is_ok(),
-        Target::Forward { origin_head } => upstream.write_all(origin_head.as_bytes()).await.is_ok(),
-    };
-    if !started || (!leftover.is_empty() && upstream.write_all(&leftover).await.is_err()) {
-        return;
-    }
-    let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
-}
-
-async fn connect_any(addresses: &[SocketAddr]) -> Option<TcpStream> {
-    for address in addresses {
-        if let Ok(Ok(stream)) =
-            tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(address)).await
-        {
-            let _ = stream.set_nodelay(true);
-            return Some(stream);
-        }
-    }
-    None
-}
-
-/// Records the denial, then answers 403 (recording first, so a tool call that saw the 403 is
-/// sure to find its denial).
-async fn refuse<S: AsyncWrite + Unpin>(
-    client: &mut S,
-    config: &ProxyConfig,
-    host: &str,
-    port: u16,
-    program: Option<String>,
-    reason: String,
-    rule: &str,
-) {
-    let denial = NetworkDenial {
-        host: host.to_owned(),
-        port,
-        binary: program,
-        reason,
-        rule: Some(rule.to_owned()),
-        time_ms: now_ms(),
-    };
-    let body = format!(
-        "paddock: blocked by the sandbox's network policy (profile {}): {host}:{port}: {}\n",
-        config.policy.profile(),
-        denial.reason
-    );
-    tracing::info!(host, port, rule, reason = %denial.reason, "the wall's proxy refused a connection");
-    config.denials.record(denial);
-    let _ = respond(client, 403, "Forbidden", &body).await;
-}
-
-async fn respond<S: AsyncWrite + Unpin>(
-    client: &mut S,
-    status: u16,
-    phrase: &str,
-    body: &str,
-) -> std::io::Result<()> {
-    let response = format!(
-        "HTTP/1.1 {status} {phrase}\r\nContent-Type: text/plain; charset=utf-8\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    client.write_all(response.as_bytes()).await?;
-    client.shutdown().await
+        drop(held);
+    });
 }
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
 use std::net::{IpAddr, Ipv4Addr};
+use std::time::Duration;
 
+use protocol::NetworkDenial;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, UnixStream};
 
@@ -58,6 +60,11 @@ impl EgressPolicy for ListPolicy {
 
 const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 
+/// The fixture's bridge token (fixed, so requests can carry it).
+fn token() -> BridgeToken {
+    BridgeToken::from_hex_for_tests("5ec2e75ec2e75ec2e75ec2e75ec2e75e")
+}
+
 /// A TCP server on the host's loopback that answers every connection with what it read first.
 async fn echo_server() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -84,6 +91,10 @@ struct Fixture {
 }
 
 async fn fixture() -> Fixture {
+    fixture_with(ProxyLimits::default(), DescriptorBudget::new(10_000)).await
+}
+
+async fn fixture_with(limits: ProxyLimits, budget: DescriptorBudget) -> Fixture {
     let port = echo_server().await;
     let policy = WithExplicitAddresses {
         inner: ListPolicy {
@@ -98,11 +109,10 @@ async fn fixture() -> Fixture {
     let resolver = StaticResolver::new()
         .with("allowed.test", &[LOOPBACK])
         .with("rebind.test", &[LOOPBACK]);
-    let config = ProxyConfig {
-        policy: Arc::new(policy),
-        resolver: Arc::new(resolver),
-        denials: DenialLog::default(),
-    };
+    let mut config = ProxyConfig::new(Arc::new(policy), Arc::new(resolver), DenialLog::default());
+    config.bridge_token = Some(token());
+    config.limits = limits;
+    config.budget = budget;
     let dir = tempfile::tempdir().unwrap();
     let socket = dir.path().join("proxy.sock");
     start(&socket, config.clone(), CancellationToken::new()).unwrap();
@@ -154,7 +164,7 @@ async fn refuses_an_unlisted_host_with_403_and_records_it() {
     let f = fixture().await;
     let answer = exchange(
         &f,
-        "PADDOCK-BRIDGE program=/usr/bin/curl\nCONNECT blocked.test:443 HTTP/1.1\r\n\r\n",
+        "PADDOCK-BRIDGE token=5ec2e75ec2e75ec2e75ec2e75ec2e75e program=/usr/bin/curl\nCONNECT blocked.test:443 HTTP/1.1\r\n\r\n",
     )
     .await;
     assert!(answer.starts_with("HTTP/1.1 403 Forbidden"), "{answer}");
@@ -230,4 +240,163 @@ async fn answers_malformed_requests_with_400_and_unresolvable_names_with_502() {
     let answer = exchange(&f, "CONNECT public.test:443 HTTP/1.1\r\n\r\n").await;
     assert!(answer.starts_with("HTTP/1.1 502"), "{answer}");
     assert!(f.config.denials.since(0).is_empty());
+}
+
+#[tokio::test]
+async fn only_a_preamble_with_the_walls_token_names_the_program() {
+    let f = fixture().await;
+    let request = "CONNECT blocked.test:443 HTTP/1.1\r\n\r\n";
+    let cases = [
+        (
+            "no token",
+            "PADDOCK-BRIDGE program=/usr/bin/git-FORGED\n",
+            None,
+        ),
+        (
+            "a wrong token",
+            "PADDOCK-BRIDGE token=00000000000000000000000000000000 program=/usr/bin/git-FORGED\n",
+            None,
+        ),
+        (
+            "a truncated token",
+            "PADDOCK-BRIDGE token=5ec2e75ec2e75ec2e75ec2e75ec2e75 program=/usr/bin/git-FORGED\n",
+            None,
+        ),
+        ("no preamble", "", None),
+        (
+            "the wall's token",
+            "PADDOCK-BRIDGE token=5ec2e75ec2e75ec2e75ec2e75ec2e75e program=/usr/bin/curl\n",
+            Some("/usr/bin/curl"),
+        ),
+        (
+            "the wall's token, program not found",
+            "PADDOCK-BRIDGE token=5ec2e75ec2e75ec2e75ec2e75ec2e75e program=-\n",
+            None,
+        ),
+    ];
+    for (name, preamble, program) in cases {
+        let mark = f.config.denials.mark();
+        let answer = exchange(&f, &format!("{preamble}{request}")).await;
+        assert!(answer.starts_with("HTTP/1.1 403"), "{name}: {answer}");
+        let denials = f.config.denials.since(mark);
+        assert_eq!(denials.len(), 1, "{name}: {denials:?}");
+        assert_eq!(denials[0].binary.as_deref(), program, "{name}");
+    }
+    // A second preamble (a command's, behind the bridge's) is part of the request: malformed.
+    let answer = exchange(
+        &f,
+        &format!(
+            "PADDOCK-BRIDGE token=5ec2e75ec2e75ec2e75ec2e75ec2e75e program=/usr/bin/python3\n\
+             PADDOCK-BRIDGE token=5ec2e75ec2e75ec2e75ec2e75ec2e75e program=/usr/bin/git-FORGED\n{request}"
+        ),
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+}
+
+/// Waits until the proxy has closed every connection (it notices a client's end on its own).
+async fn until_idle(f: &Fixture) {
+    for _ in 0..500 {
+        if f.config.stats.open() == 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("{} connections stay open", f.config.stats.open());
+}
+
+#[tokio::test]
+async fn connections_over_the_walls_limit_are_answered_503_and_recorded() {
+    let f = fixture_with(
+        ProxyLimits { connections: 2 },
+        DescriptorBudget::new(10_000),
+    )
+    .await;
+    let held = [
+        UnixStream::connect(&f.socket).await.unwrap(),
+        UnixStream::connect(&f.socket).await.unwrap(),
+    ];
+    let answer = exchange(
+        &f,
+        &format!(
+            "PADDOCK-BRIDGE token=5ec2e75ec2e75ec2e75ec2e75ec2e75e program=/usr/bin/curl\n\
+             CONNECT allowed.test:{} HTTP/1.1\r\n\r\n",
+            f.port
+        ),
+    )
+    .await;
+    assert!(
+        answer.starts_with("HTTP/1.1 503 Service Unavailable"),
+        "{answer}"
+    );
+    assert!(
+        answer.contains("already has 2 connections open through the proxy, its limit"),
+        "{answer}"
+    );
+    let denials = f.config.denials.since(0);
+    assert_eq!(denials.len(), 1, "{denials:?}");
+    assert_eq!(
+        denials[0].rule.as_deref(),
+        Some(NetworkDenial::CONNECTION_LIMIT_RULE)
+    );
+    assert_eq!(
+        (denials[0].host.as_str(), denials[0].binary.as_deref()),
+        ("allowed.test", Some("/usr/bin/curl"))
+    );
+    assert_eq!(f.config.stats.refused(), 1);
+
+    drop(held);
+    until_idle(&f).await;
+    let answer = exchange(
+        &f,
+        &format!("CONNECT allowed.test:{} HTTP/1.1\r\n\r\nhello", f.port),
+    )
+    .await;
+    assert!(answer.ends_with("ECHO hello"), "{answer}");
+}
+
+#[tokio::test]
+async fn walls_share_the_hosts_descriptor_budget() {
+    // Room for two connections in all (two descriptors each), and one place to refuse.
+    let budget = DescriptorBudget::new(5);
+    let a = fixture_with(ProxyLimits::default(), budget.clone()).await;
+    let b = fixture_with(ProxyLimits::default(), budget).await;
+    let held = [
+        UnixStream::connect(&a.socket).await.unwrap(),
+        UnixStream::connect(&a.socket).await.unwrap(),
+    ];
+    while a.config.stats.open() < 2 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let answer = exchange(&b, "CONNECT blocked.test:443 HTTP/1.1\r\n\r\n").await;
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(
+        answer.contains("every file descriptor they may use"),
+        "{answer}"
+    );
+    drop(held);
+    until_idle(&a).await;
+    let answer = exchange(&b, "CONNECT blocked.test:443 HTTP/1.1\r\n\r\n").await;
+    assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+}
+
+#[tokio::test]
+async fn over_the_limit_with_no_place_to_answer_a_connection_is_closed_at_once() {
+    let f = fixture_with(
+        ProxyLimits { connections: 1 },
+        DescriptorBudget::new(10_000),
+    )
+    .await;
+    let _held = UnixStream::connect(&f.socket).await.unwrap();
+    // Fill the refusal lane with clients that send nothing.
+    let mut lane = Vec::new();
+    for _ in 0..REFUSAL_LANE {
+        lane.push(UnixStream::connect(&f.socket).await.unwrap());
+    }
+    while f.config.stats.refused() < REFUSAL_LANE as u64 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let answer = exchange(&f, "CONNECT blocked.test:443 HTTP/1.1\r\n\r\n").await;
+    assert_eq!(answer, "", "closed without an answer");
+    assert_eq!(f.config.stats.refused(), REFUSAL_LANE as u64 + 1);
 }

@@ -3,7 +3,9 @@
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use paddock_wall::bridge::PREAMBLE_PREFIX;
+use paddock_wall::bridge::{PREAMBLE_PREFIX, parse_preamble};
+
+use super::token::BridgeToken;
 
 /// The longest request head the proxy reads.
 pub const MAX_HEAD_BYTES: usize = 64 * 1024;
@@ -23,7 +25,7 @@ pub struct Request {
     pub target: Target,
     pub host: String,
     pub port: u16,
-    /// The program that connected, as the in-sandbox bridge reported it.
+    /// The program that connected, as the wall's own bridge reported it (`None`: unknown).
     pub program: Option<String>,
 }
 
@@ -41,27 +43,57 @@ pub enum BadRequest {
     },
 }
 
+/// What the first line of a connection said about its program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Preamble {
+    /// No preamble: a client that did not come through the bridge.
+    Absent,
+    /// The wall's bridge, with the program it found (`None`: it could not tell).
+    Bridge(Option<String>),
+    /// A preamble without the wall's token: a command claiming to be the bridge.
+    Forged,
+}
+
+impl Preamble {
+    /// The program to record: only the bridge's word counts.
+    pub fn program(&self) -> Option<String> {
+        match self {
+            Preamble::Bridge(program) => program.clone(),
+            Preamble::Absent | Preamble::Forged => None,
+        }
+    }
+}
+
 /// Reads the optional bridge preamble and the request head; returns them with any bytes read
-/// past the head (the start of a body or of tunnelled data).
+/// past the head (the start of a body or of tunnelled data). A preamble is the bridge's only
+/// when it carries `token`.
 pub async fn read_head<R: AsyncRead + Unpin>(
     reader: &mut R,
-) -> std::io::Result<(Option<String>, String, Vec<u8>)> {
+    token: Option<&BridgeToken>,
+) -> std::io::Result<(Preamble, String, Vec<u8>)> {
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0u8; 4096];
-    let mut program = None;
+    let mut preamble = Preamble::Absent;
+    let mut first_line = true;
     loop {
-        if program.is_none()
-            && buf.starts_with(PREAMBLE_PREFIX.as_bytes())
-            && let Some(end) = buf.iter().position(|&b| b == b'\n')
+        if first_line && buf.starts_with(PREAMBLE_PREFIX.as_bytes()) {
+            if let Some(end) = buf.iter().position(|&b| b == b'\n') {
+                let line = String::from_utf8_lossy(&buf[PREAMBLE_PREFIX.len()..end]).into_owned();
+                preamble = match parse_preamble(&line) {
+                    Some((presented, program))
+                        if token.is_some_and(|token| token.matches(presented)) =>
+                    {
+                        Preamble::Bridge(program.map(str::to_owned))
+                    }
+                    _ => Preamble::Forged,
+                };
+                buf.drain(..=end);
+                first_line = false;
+            }
+        } else if buf.len() >= PREAMBLE_PREFIX.len()
+            || !PREAMBLE_PREFIX.as_bytes().starts_with(&buf)
         {
-            let line = String::from_utf8_lossy(&buf[PREAMBLE_PREFIX.len()..end]).into_owned();
-            program = Some(
-                line.strip_prefix("program=")
-                    .filter(|p| *p != "-")
-                    .unwrap_or_default()
-                    .to_owned(),
-            );
-            buf.drain(..=end);
+            first_line = false;
         }
         if let Some(end) = find(&buf, b"\r\n\r\n") {
             let rest = buf.split_off(end + 4);
@@ -71,8 +103,7 @@ pub async fn read_head<R: AsyncRead + Unpin>(
                     "the request head is not UTF-8",
                 )
             })?;
-            let program = program.filter(|p| !p.is_empty());
-            return Ok((program, head, rest));
+            return Ok((preamble, head, rest));
         }
         if buf.len() > MAX_HEAD_BYTES {
             return Err(std::io::Error::new(

@@ -68,20 +68,32 @@ fn refuses_origin_form_https_and_junk() {
 
 #[tokio::test]
 async fn reads_preamble_head_and_leftover() {
-    let input =
-        b"PADDOCK-BRIDGE program=/usr/bin/python3\nCONNECT a.test:443 HTTP/1.1\r\n\r\nHELLO";
-    let (program, head, rest) = read_head(&mut &input[..]).await.unwrap();
-    assert_eq!(program.as_deref(), Some("/usr/bin/python3"));
+    let token = BridgeToken::from_hex_for_tests("00112233445566778899aabbccddeeff");
+    let input = b"PADDOCK-BRIDGE token=00112233445566778899aabbccddeeff program=/usr/bin/python3\n\
+                  CONNECT a.test:443 HTTP/1.1\r\n\r\nHELLO";
+    let (preamble, head, rest) = read_head(&mut &input[..], Some(&token)).await.unwrap();
+    assert_eq!(
+        preamble,
+        Preamble::Bridge(Some("/usr/bin/python3".to_owned()))
+    );
     assert_eq!(head, "CONNECT a.test:443 HTTP/1.1\r\n\r\n");
     assert_eq!(rest, b"HELLO");
-    let unknown = b"PADDOCK-BRIDGE program=-\nCONNECT a.test:443 HTTP/1.1\r\n\r\n";
-    let (program, _, _) = read_head(&mut &unknown[..]).await.unwrap();
-    assert_eq!(program, None);
+    let unknown = b"PADDOCK-BRIDGE token=00112233445566778899aabbccddeeff program=-\n\
+                    CONNECT a.test:443 HTTP/1.1\r\n\r\n";
+    let (preamble, _, _) = read_head(&mut &unknown[..], Some(&token)).await.unwrap();
+    assert_eq!(preamble, Preamble::Bridge(None));
+    // Without a token to compare, every preamble is forged.
+    let (preamble, head, _) = read_head(&mut &input[..], None).await.unwrap();
+    assert_eq!((preamble.program(), preamble), (None, Preamble::Forged));
+    assert_eq!(head, "CONNECT a.test:443 HTTP/1.1\r\n\r\n");
+    let plain = b"CONNECT a.test:443 HTTP/1.1\r\n\r\n";
+    let (preamble, _, _) = read_head(&mut &plain[..], Some(&token)).await.unwrap();
+    assert_eq!(preamble, Preamble::Absent);
 }
 
 #[tokio::test]
 async fn refuses_an_endless_head() {
     let input = vec![b'a'; MAX_HEAD_BYTES + 10];
-    let err = read_head(&mut &input[..]).await.unwrap_err();
+    let err = read_head(&mut &input[..], None).await.unwrap_err();
     assert!(err.to_string().contains("longer than"), "{err}");
 }
