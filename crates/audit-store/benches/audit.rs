@@ -67,6 +67,7 @@ fn attestation() -> AuditRecord {
         config_hash: "sha256:00".into(),
         canaries: vec![],
         time_ms: 0,
+        limits: None,
     })
 }
 

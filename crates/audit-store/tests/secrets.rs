@@ -45,6 +45,7 @@ fn planted() -> Vec<NewEvent> {
                     detail: text.clone(),
                 }],
                 time_ms: 2,
+                limits: None,
             }),
         ),
         NewEvent::new(

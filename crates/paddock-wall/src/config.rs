@@ -60,6 +60,38 @@ pub struct BridgeConfig {
     pub token: String,
 }
 
+/// A resource the launcher limits per process (`setrlimit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimitedResource {
+    /// `RLIMIT_NPROC`: processes of the sandbox's user in the sandbox's user namespace.
+    Processes,
+    /// `RLIMIT_DATA`: a process's writable private memory, in bytes.
+    Data,
+    /// `RLIMIT_NOFILE`: open file descriptors.
+    OpenFiles,
+}
+
+impl LimitedResource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LimitedResource::Processes => "processes",
+            LimitedResource::Data => "data",
+            LimitedResource::OpenFiles => "open_files",
+        }
+    }
+}
+
+/// One per-process limit the launcher sets before it starts the sandbox's processes (inside
+/// the sandbox's user namespace, so a process count is the sandbox's own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceRlimit {
+    pub resource: LimitedResource,
+    pub soft: u64,
+    /// `None` keeps the hard limit (only the soft one is lowered).
+    pub hard: Option<u64>,
+}
+
 /// Everything `paddock-wall inner` needs to finish the wall and start the sandbox's main process.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WallConfig {
@@ -72,6 +104,9 @@ pub struct WallConfig {
     pub env: BTreeMap<String, String>,
     /// The main process's working folder.
     pub cwd: String,
+    /// Per-process limits set before the bridge and the main process start.
+    #[serde(default)]
+    pub rlimits: Vec<ResourceRlimit>,
 }
 
 impl WallConfig {
@@ -149,6 +184,11 @@ mod tests {
             }),
             env: BTreeMap::from([("HOME".into(), "/home/paddock".into())]),
             cwd: "/".into(),
+            rlimits: vec![ResourceRlimit {
+                resource: LimitedResource::Data,
+                soft: 1 << 30,
+                hard: Some(1 << 30),
+            }],
         }
     }
 

@@ -12,7 +12,7 @@ use std::convert::Infallible;
 use std::ffi::OsString;
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::bridge;
@@ -22,13 +22,23 @@ use crate::landlock_rules;
 use crate::privileges::{self, Forked};
 use crate::seccomp_policy;
 
-/// Becomes `drop_to` (when root and asked), dies with the parent, and execs `command`.
-pub fn outer(drop_to: Option<(u32, u32)>, command: &[OsString]) -> Result<Infallible, WallError> {
+/// Joins the wall's cgroups (each named by its `cgroup.procs` file, so everything the wall
+/// starts is limited from its first process), becomes `drop_to` (when root and asked), dies
+/// with the parent, and execs `command`.
+pub fn outer(
+    cgroups: &[PathBuf],
+    drop_to: Option<(u32, u32)>,
+    command: &[OsString],
+) -> Result<Infallible, WallError> {
     let (program, args) = command
         .split_first()
         .ok_or_else(|| WallError::Config("outer: no command to run after `--`".into()))?;
     // SAFETY: getppid takes no arguments and cannot fail.
     let parent = unsafe { libc::getppid() };
+    // Before the drop: the cgroups belong to the user Paddock runs as.
+    for procs in cgroups {
+        privileges::join_cgroup(procs)?;
+    }
     if let Some((uid, gid)) = drop_to
         && privileges::effective_uid() == 0
     {
@@ -60,6 +70,10 @@ pub fn inner(config_path: &Path, command: &[OsString]) -> Result<Infallible, Wal
     privileges::die_with_parent()?;
     privileges::ensure_no_capabilities()?;
     privileges::set_no_new_privs()?;
+    // Before the bridge and the main process start, so both are limited.
+    for limit in &config.rlimits {
+        privileges::set_rlimit(limit)?;
+    }
     let abi = crate::probe::landlock_abi().unwrap_or(0);
     if abi < config.min_landlock_abi {
         return Err(WallError::Refused(format!(

@@ -1,7 +1,7 @@
 //! `paddock-wall`: the local wall's launcher. See the crate's README for the stages.
 //!
 //! ```text
-//! paddock-wall outer [--uid UID --gid GID] -- PROGRAM [ARGS…]
+//! paddock-wall outer [--cgroup PROCS_FILE]… [--uid UID --gid GID] -- PROGRAM [ARGS…]
 //! paddock-wall inner --config FILE -- PROGRAM [ARGS…]
 //! paddock-wall connect HOST PORT
 //! paddock-wall probe
@@ -31,7 +31,7 @@ fn main() -> ExitCode {
 
 fn usage(detail: &str) -> WallError {
     WallError::Config(format!(
-        "{detail}\nusage: paddock-wall outer [--uid UID --gid GID] -- PROGRAM [ARGS…]\n       \
+        "{detail}\nusage: paddock-wall outer [--cgroup PROCS_FILE]… [--uid UID --gid GID] -- PROGRAM [ARGS…]\n       \
          paddock-wall inner --config FILE -- PROGRAM [ARGS…]\n       \
          paddock-wall connect HOST PORT\n       paddock-wall probe"
     ))
@@ -65,6 +65,22 @@ fn option(options: &[String], name: &str) -> Result<Option<String>, WallError> {
     }
 }
 
+/// Every value of an option that may repeat.
+fn every(options: &[String], name: &str) -> Result<Vec<String>, WallError> {
+    let mut values = Vec::new();
+    let mut rest = options.iter();
+    while let Some(option) = rest.next() {
+        if option == name {
+            values.push(
+                rest.next()
+                    .cloned()
+                    .ok_or_else(|| usage(&format!("{name} needs a value")))?,
+            );
+        }
+    }
+    Ok(values)
+}
+
 fn number(options: &[String], name: &str) -> Result<Option<u32>, WallError> {
     option(options, name)?
         .map(|v| {
@@ -87,7 +103,11 @@ fn run(args: &[OsString]) -> Result<(), WallError> {
                 (None, None) => None,
                 _ => return Err(usage("--uid and --gid go together")),
             };
-            match launch::outer(drop_to, command)? {}
+            let cgroups = every(&options, "--cgroup")?
+                .into_iter()
+                .map(PathBuf::from)
+                .collect::<Vec<_>>();
+            match launch::outer(&cgroups, drop_to, command)? {}
         }
         "inner" => {
             let (options, command) = split_command(rest)?;

@@ -3,6 +3,7 @@
 
 use std::io;
 
+use crate::config::{LimitedResource, ResourceRlimit};
 use crate::error::WallError;
 
 /// Sets `PR_SET_NO_NEW_PRIVS`: no exec of this process or its children can gain privileges
@@ -27,6 +28,50 @@ pub fn set_not_dumpable() -> Result<(), WallError> {
         return Err(WallError::last_os("prctl(PR_SET_DUMPABLE, 0)"));
     }
     Ok(())
+}
+
+/// Sets one per-process limit; a soft limit above the hard one is lowered to it, and the
+/// hard limit is never raised (that needs a capability nobody here has).
+pub fn set_rlimit(limit: &ResourceRlimit) -> Result<(), WallError> {
+    let resource = match limit.resource {
+        LimitedResource::Processes => libc::RLIMIT_NPROC,
+        LimitedResource::Data => libc::RLIMIT_DATA,
+        LimitedResource::OpenFiles => libc::RLIMIT_NOFILE,
+    };
+    let mut current = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `current` is a valid, writable rlimit for the duration of the call.
+    if unsafe { libc::getrlimit(resource, &mut current) } != 0 {
+        return Err(WallError::last_os(format!(
+            "getrlimit({})",
+            limit.resource.as_str()
+        )));
+    }
+    let hard = limit
+        .hard
+        .map_or(current.rlim_max, |h| h.min(current.rlim_max));
+    let wanted = libc::rlimit {
+        rlim_cur: limit.soft.min(hard),
+        rlim_max: hard,
+    };
+    // SAFETY: `wanted` is a valid rlimit for the duration of the call.
+    if unsafe { libc::setrlimit(resource, &wanted) } != 0 {
+        return Err(WallError::last_os(format!(
+            "setrlimit({}, {})",
+            limit.resource.as_str(),
+            limit.soft
+        )));
+    }
+    Ok(())
+}
+
+/// Moves this process into the cgroup whose `cgroup.procs` file is `procs` (its children
+/// follow it there).
+pub fn join_cgroup(procs: &std::path::Path) -> Result<(), WallError> {
+    std::fs::write(procs, format!("{}\n", std::process::id()))
+        .map_err(|e| WallError::os(format!("joining the cgroup of {}", procs.display()), e))
 }
 
 /// Asks the kernel to SIGKILL this process when its parent dies. Kept across exec.

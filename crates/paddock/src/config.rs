@@ -2,10 +2,15 @@
 //! `$XDG_CONFIG_HOME/paddock/config.toml`. Every error names the file and the key.
 //! A project's own config is never read: sandbox keys and approvals are the machine's alone.
 
+#[path = "config_limits.rs"]
+mod limits;
+
 use std::path::{Path, PathBuf};
 
 use model_client::{KeyStoreKind, Vendor};
 use protocol::{ApprovalMode, NetworkProfileName, ProviderKind};
+use sandbox_provider::local::proxy::ProxyLimits;
+use sandbox_provider::local::resources::LimitSettings;
 use serde::Deserialize;
 
 /// The built-in defaults.
@@ -39,6 +44,7 @@ struct RawSandbox {
     network_profile: Option<String>,
     extra_hosts: Option<Vec<String>>,
     tool_runner: Option<PathBuf>,
+    limits: Option<limits::RawLimits>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -115,6 +121,10 @@ pub struct MachineConfig {
     pub network_profile: NetworkProfileName,
     pub extra_hosts: Vec<String>,
     pub tool_runner: Option<PathBuf>,
+    /// Processes, memory, swap and CPU per local sandbox (`[sandbox.limits]`).
+    pub limits: LimitSettings,
+    /// Connections each local sandbox's proxy serves at once (`sandbox.limits.connections`).
+    pub proxy_limits: ProxyLimits,
     pub credentials: Vec<CredentialEntry>,
     pub openshell_gateway: Option<String>,
     /// The sandbox image OpenShell runs, pinned by digest.
@@ -384,6 +394,12 @@ impl MachineConfig {
             }
         }
 
+        let (limits, proxy_limits) = limits::limits(
+            us.limits.unwrap_or_default(),
+            ds.limits.unwrap_or_default(),
+            &user_file,
+        )?;
+
         let models = models_config(um, dm, &user_file)?;
 
         let mode = required(pick(ua.mode, da.mode, &user_file), "approvals.mode")?;
@@ -404,6 +420,8 @@ impl MachineConfig {
             network_profile,
             extra_hosts,
             tool_runner: pick(us.tool_runner, ds.tool_runner, &user_file).map(|l| l.value),
+            limits,
+            proxy_limits,
             credentials,
             openshell_gateway,
             openshell_image,

@@ -143,3 +143,54 @@ fn host_checks() {
     assert!(check_host("exa mple.com").is_err());
     assert!(check_host("").is_err());
 }
+
+#[test]
+fn sandbox_limits_default_and_override_per_key() {
+    use sandbox_provider::local::resources::{Amount, LimitSettings};
+
+    let config = MachineConfig::from_texts(None).unwrap();
+    assert_eq!(config.limits, LimitSettings::default());
+    assert_eq!(config.proxy_limits.connections, 256);
+
+    let config = load(
+        "[sandbox.limits]\nmemory = \"4GiB\"\ncpus = 1.5\nprocesses = 512\nconnections = 64\n",
+    )
+    .unwrap();
+    assert_eq!(
+        config.limits,
+        LimitSettings {
+            processes: Amount::Exactly(512),
+            memory: Amount::Exactly(4 << 30),
+            swap: Amount::Exactly(0),
+            cpus: Amount::Exactly(1500),
+        }
+    );
+    assert_eq!(config.proxy_limits.connections, 64);
+    let config = load("[sandbox.limits]\nmemory = \"unlimited\"\ncpus = \"50%\"\n").unwrap();
+    assert_eq!(
+        (config.limits.memory, config.limits.cpus),
+        (Amount::Unlimited, Amount::Percent(50))
+    );
+}
+
+#[test]
+fn bad_sandbox_limits_name_the_key() {
+    for (text, key, words) in [
+        ("memory = \"4 parsecs\"", "sandbox.limits.memory", "unit"),
+        ("cpus = \"lots\"", "sandbox.limits.cpus", "number of CPUs"),
+        ("processes = 3", "sandbox.limits.processes", "16 or more"),
+        ("swap = \"200%\"", "sandbox.limits.swap", "1% to 100%"),
+        (
+            "connections = 0",
+            "sandbox.limits.connections",
+            "from 1 to 65536",
+        ),
+    ] {
+        let err = load(&format!("[sandbox.limits]\n{text}\n")).unwrap_err();
+        assert_eq!(err.key, key, "{err}");
+        assert!(err.to_string().contains(words), "{err}");
+        assert!(err.file.ends_with("config.toml"), "{err}");
+    }
+    let err = load("[sandbox.limits]\ndisk = \"1G\"\n").unwrap_err();
+    assert!(err.to_string().contains("disk"), "{err}");
+}

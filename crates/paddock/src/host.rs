@@ -89,6 +89,8 @@ pub fn provider(
                 Arc::new(policy),
             );
             local.credentials = credentials;
+            local.limits = config.limits;
+            local.proxy_limits = config.proxy_limits;
             Arc::new(LocalProvider::new(local))
         }
         ProviderKind::Openshell => Arc::new(openshell_provider(config, paths, helpers)?),

@@ -111,6 +111,53 @@ pub struct Attestation {
     pub canaries: Vec<CanaryResult>,
     #[ts(type = "number")]
     pub time_ms: i64,
+    /// The resource limits in force for the sandbox, when the wall sets its own (the local
+    /// wall does; absent from OpenShell's and from records written before limits existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub limits: Option<ResourceLimits>,
+}
+
+/// How a sandbox's resource limits are enforced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum LimitMechanism {
+    /// A cgroup of the sandbox under a cgroup v2 subtree delegated to Paddock.
+    CgroupV2,
+    /// A cgroup of the sandbox in each cgroup v1 hierarchy (Paddock running as root).
+    CgroupV1,
+    /// Per-process resource limits (`setrlimit`): the machine offers no cgroup.
+    Rlimit,
+    /// Nothing limits the sandbox.
+    None,
+}
+
+impl LimitMechanism {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LimitMechanism::CgroupV2 => "cgroup_v2",
+            LimitMechanism::CgroupV1 => "cgroup_v1",
+            LimitMechanism::Rlimit => "rlimit",
+            LimitMechanism::None => "none",
+        }
+    }
+}
+
+/// The resource limits in force for one sandbox, as its wall read them back after setting
+/// them. A limit left empty (`None`, `null`) means nothing limits it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ResourceLimits {
+    pub mechanism: LimitMechanism,
+    /// Processes and threads of the sandbox together.
+    pub processes: Option<u64>,
+    /// Memory in bytes: of the whole sandbox (cgroups) or of each process (`rlimit`).
+    pub memory_bytes: Option<u64>,
+    /// Swap in bytes the sandbox may use beyond its memory.
+    pub swap_bytes: Option<u64>,
+    /// CPU time per unit of real time, in thousandths of a CPU (1500: one and a half CPUs).
+    pub cpu_millis: Option<u64>,
+    /// Why this mechanism, and what it does not cover, in plain words.
+    pub detail: String,
 }
 
 impl Attestation {

@@ -17,6 +17,7 @@ pub fn conclude(
         config_hash,
         canaries,
         time_ms: now_ms(),
+        limits: None,
     };
     if attestation.passed() {
         Ok(attestation)

@@ -26,6 +26,7 @@ pub fn attestation(enforcement: EnforcementLevel) -> AuditRecord {
             detail: "HOME is not mounted".into(),
         }],
         time_ms: 1_000,
+        limits: None,
     })
 }
 

@@ -14,13 +14,15 @@
 //! | `seccomp_filter` | `Seccomp: 2` (filter mode) |
 //! | `no_capabilities` | effective, permitted and ambient capabilities are all zero |
 //! | `grants_reachable` | every granted folder is listed by the runner (none shadowed) |
+//! | `resource_limits` | the wall's process is in its cgroup, and the per-process limits read inside are the ones set |
 //!
 //! The canaries it shares with OpenShell are judged in `crate::canaries`; the wall's own ones,
 //! its probes (shell builtins only) and the script's framing are here.
 
 use std::path::Path;
 
-use protocol::{Attestation, CanaryResult, EnforcementLevel, FolderAccess};
+use paddock_wall::config::{LimitedResource, ResourceRlimit};
+use protocol::{Attestation, CanaryResult, EnforcementLevel, FolderAccess, ResourceLimits};
 use tokio_util::sync::CancellationToken;
 use tool_protocol::{ListDirectory, ToolRequest, ToolResult};
 
@@ -44,6 +46,17 @@ pub struct CanaryInput<'a> {
     pub sentinel: &'a Path,
     pub sentinel_secret: &'a str,
     pub config_parts: Vec<String>,
+    pub limits: LimitsCheck<'a>,
+}
+
+/// What the `resource_limits` canary checks.
+pub struct LimitsCheck<'a> {
+    /// The limits the wall set and read back.
+    pub in_force: &'a ResourceLimits,
+    /// Whether the wall's process is in its cgroup (checked by the host; `Ok` without one).
+    pub in_cgroup: Result<(), String>,
+    /// The per-process limits the launcher was told to set.
+    pub rlimits: &'a [ResourceRlimit],
 }
 
 fn probes(input: &CanaryInput<'_>) -> Vec<(String, String)> {
@@ -84,6 +97,12 @@ fn probes(input: &CanaryInput<'_>) -> Vec<(String, String)> {
             probe::STATUS.to_owned(),
             "while IFS= read -r l; do case $l in NoNewPrivs:*|Seccomp:*|CapEff:*|CapPrm:*|CapAmb:*) \
              echo \"$l\";; esac; done < /proc/self/status"
+                .to_owned(),
+        ),
+        (
+            "limits".to_owned(),
+            "while IFS= read -r l; do case $l in 'Max processes'*|'Max data size'*|'Max open files'*) \
+             echo \"$l\";; esac; done < /proc/self/limits"
                 .to_owned(),
         ),
         (
@@ -155,7 +174,62 @@ fn judge(input: &CanaryInput<'_>, obs: &Observations) -> Vec<CanaryResult> {
         no_new_privs(&status),
         seccomp_filter(&status),
         no_capabilities(&status),
+        resource_limits(&input.limits, obs),
     ]
+}
+
+/// The soft limit of `name` (`Max processes`, …) in `/proc/self/limits` lines joined by `|`.
+fn soft_limit(limits: &str, name: &str) -> Option<u64> {
+    limits.split('|').find_map(|line| {
+        let value = line.strip_prefix(name)?.split_whitespace().next()?;
+        Some(if value == "unlimited" {
+            u64::MAX
+        } else {
+            value.parse().ok()?
+        })
+    })
+}
+
+fn resource_limits(check: &LimitsCheck<'_>, obs: &Observations) -> CanaryResult {
+    const NAME: &str = "resource_limits";
+    if let Err(why) = &check.in_cgroup {
+        return canary(NAME, false, why.clone());
+    }
+    let Some(seen) = obs.get("limits") else {
+        return missing(NAME);
+    };
+    let wrong: Vec<String> = check
+        .rlimits
+        .iter()
+        .filter_map(|limit| {
+            let name = match limit.resource {
+                LimitedResource::Processes => "Max processes",
+                LimitedResource::Data => "Max data size",
+                LimitedResource::OpenFiles => "Max open files",
+            };
+            let found = soft_limit(&seen.output, name);
+            (found != Some(limit.soft)).then(|| {
+                format!(
+                    "{name} is {} inside, not {}",
+                    found.map_or_else(|| "missing".to_owned(), |n| n.to_string()),
+                    limit.soft
+                )
+            })
+        })
+        .collect();
+    if wrong.is_empty() {
+        canary(
+            NAME,
+            true,
+            format!(
+                "{} ({})",
+                crate::local::resources::describe(check.in_force),
+                check.in_force.detail
+            ),
+        )
+    } else {
+        canary(NAME, false, wrong.join("; "))
+    }
 }
 
 fn landlock_enforced(obs: &Observations) -> CanaryResult {

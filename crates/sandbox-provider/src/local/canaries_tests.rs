@@ -18,6 +18,36 @@ fn two_folders() -> SandboxRequest {
     ])
 }
 
+/// The per-process limits of a wall without a cgroup, as the launcher was told to set them.
+const RLIMITS: &[ResourceRlimit] = &[
+    ResourceRlimit {
+        resource: LimitedResource::OpenFiles,
+        soft: 1024,
+        hard: None,
+    },
+    ResourceRlimit {
+        resource: LimitedResource::Data,
+        soft: 1 << 30,
+        hard: Some(1 << 30),
+    },
+    ResourceRlimit {
+        resource: LimitedResource::Processes,
+        soft: 256,
+        hard: Some(256),
+    },
+];
+
+fn in_force() -> &'static ResourceLimits {
+    Box::leak(Box::new(ResourceLimits {
+        mechanism: protocol::LimitMechanism::Rlimit,
+        processes: Some(256),
+        memory_bytes: Some(1 << 30),
+        swap_bytes: None,
+        cpu_millis: None,
+        detail: "no cgroup here".into(),
+    }))
+}
+
 fn input(request: &SandboxRequest) -> CanaryInput<'_> {
     CanaryInput {
         request,
@@ -25,8 +55,18 @@ fn input(request: &SandboxRequest) -> CanaryInput<'_> {
         sentinel: Path::new(SENTINEL),
         sentinel_secret: SECRET,
         config_parts: Vec::new(),
+        limits: LimitsCheck {
+            in_force: in_force(),
+            in_cgroup: Ok(()),
+            rlimits: RLIMITS,
+        },
     }
 }
+
+/// `/proc/self/limits` lines as the probe prints them.
+const LIMITS_SEEN: &str = "Max processes             256                  256                  processes\n\
+                           Max data size             1073741824           1073741824           bytes\n\
+                           Max open files            1024                 20000                files";
 
 fn judged(request: &SandboxRequest, observations: &[(&str, i64, &str)]) -> Vec<String> {
     verdicts(&judge(&input(request), &parse(&stdout(observations))))
@@ -53,6 +93,7 @@ fn probes_cover_system_folders_grant_parents_and_read_only_grants() {
             "landlock",
             "proxy",
             "status",
+            "limits",
             "netdev",
             "write_parent_0",
             "write_parent_1",
@@ -91,6 +132,7 @@ fn sound_wall() -> Vec<(&'static str, i64, &'static str)> {
             "NoNewPrivs:\t1\nSeccomp:\t2\nCapEff:\t0000000000000000\n\
              CapPrm:\t0000000000000000\nCapAmb:\t0000000000000000",
         ),
+        ("limits", 0, LIMITS_SEEN),
         ("netdev", 0, "lo"),
     ]
 }
@@ -116,6 +158,9 @@ fn a_sound_wall_passes_every_canary_with_its_reasons() {
             "no_new_privs pass NoNewPrivs: 1".to_owned(),
             "seccomp_filter pass Seccomp: 2".to_owned(),
             "no_capabilities pass no capability held".to_owned(),
+            "resource_limits pass rlimit: 256 processes, 1.0 GiB memory, swap unlimited, \
+             CPU unlimited (no cgroup here)"
+                .to_owned(),
         ]
     );
 }
@@ -139,6 +184,12 @@ fn every_hole_fails_its_canary_and_says_what_was_seen() {
             "NoNewPrivs:\t0\nSeccomp:\t0\nCapEff:\t00000000a80425fb\n\
              CapPrm:\t00000000a80425fb\nCapAmb:\t0000000000000000",
         ),
+        (
+            "limits",
+            0,
+            "Max processes             unlimited            unlimited            processes\n\
+             Max open files            20000                20000                files",
+        ),
         ("netdev", 0, "lo\neth0"),
     ];
     assert_eq!(
@@ -158,6 +209,9 @@ fn every_hole_fails_its_canary_and_says_what_was_seen() {
             "no_new_privs FAIL NoNewPrivs: 0".to_owned(),
             "seccomp_filter FAIL Seccomp: 0".to_owned(),
             "no_capabilities FAIL held: CapEff=00000000a80425fb, CapPrm=00000000a80425fb"
+                .to_owned(),
+            "resource_limits FAIL Max open files is 20000 inside, not 1024; Max data size is \
+             missing inside, not 1073741824; Max processes is 18446744073709551615 inside, not 256"
                 .to_owned(),
         ]
     );
@@ -179,7 +233,26 @@ fn a_script_that_reported_nothing_fails_every_canary() {
             "no_new_privs FAIL NoNewPrivs: ".to_owned(),
             "seccomp_filter FAIL Seccomp: ".to_owned(),
             "no_capabilities FAIL no capability held".to_owned(),
+            format!("resource_limits FAIL {silent}"),
         ]
+    );
+}
+
+#[test]
+fn a_wall_process_outside_its_cgroup_fails_the_limits_canary() {
+    let request = two_folders();
+    let input = CanaryInput {
+        limits: LimitsCheck {
+            in_force: in_force(),
+            in_cgroup: Err("the wall's process 42 is not in /sys/fs/cgroup/pids/w".into()),
+            rlimits: RLIMITS,
+        },
+        ..input(&request)
+    };
+    let results = verdicts(&judge(&input, &parse(&stdout(&sound_wall()))));
+    assert_eq!(
+        results.last().unwrap(),
+        "resource_limits FAIL the wall's process 42 is not in /sys/fs/cgroup/pids/w"
     );
 }
 

@@ -286,6 +286,7 @@ pub fn render(input: &LayoutInput<'_>) -> std::io::Result<Rendered> {
         }),
         env: environment(&input.credential_env),
         cwd: input.request.cwd.clone(),
+        rlimits: Vec::new(),
     };
     Ok(Rendered {
         bwrap_args: b.args,

@@ -10,6 +10,7 @@ mod identity;
 mod layout;
 mod preflight;
 pub mod proxy;
+pub mod resources;
 mod wall_sandbox;
 
 use std::collections::BTreeMap;
@@ -40,7 +41,9 @@ use crate::error::ProviderError;
 use crate::local::layout::{HostDirs, LayoutInput};
 use crate::local::proxy::{
     BridgeToken, DenialLog, ProxyConfig, ProxyLimits, ProxyStats, Resolver, SystemResolver,
+    raise_descriptor_limit,
 };
+use crate::local::resources::{CgroupSupport, LimitSettings, MachineSize, WallCgroup};
 use crate::runner_client::RunnerConnection;
 use crate::sandbox::{Sandbox, SandboxProvider, SandboxRequest};
 use crate::sandbox_folder::remove_sandbox_folder;
@@ -78,6 +81,8 @@ pub struct LocalConfig {
     pub probes: Arc<dyn HostProbes>,
     /// How many connections each wall's proxy serves at once.
     pub proxy_limits: ProxyLimits,
+    /// Processes, memory and CPU per wall.
+    pub limits: LimitSettings,
 }
 
 impl LocalConfig {
@@ -100,6 +105,7 @@ impl LocalConfig {
             resolver: Arc::new(SystemResolver),
             probes: Arc::new(SystemProbes),
             proxy_limits: ProxyLimits::default(),
+            limits: LimitSettings::default(),
         }
     }
 }
@@ -261,6 +267,24 @@ impl LocalProvider {
         let secret = self.prepare_dirs(dirs, &identity)?;
         let bridge_token = BridgeToken::generate()
             .map_err(|e| ProviderError::io("drawing the wall's bridge token", e))?;
+        let machine = MachineSize::this_machine()
+            .map_err(|e| ProviderError::io("reading this machine's memory and CPUs", e))?;
+        let cgroup_name = format!(
+            "paddock-{}",
+            dirs.root
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        );
+        let resources = resources::for_wall(
+            &CgroupSupport::this_process(),
+            &cgroup_name,
+            &c.limits.resolve(machine),
+            identity.host_uid,
+            raise_descriptor_limit().original,
+        );
+        // Removes the cgroup (killing what runs in it) if the start fails anywhere below.
+        let mut cgroup_guard = CgroupGuard(resources.cgroup.clone());
 
         let enabled = crate::credentials::enabled_entries(
             &c.credentials,
@@ -301,6 +325,8 @@ impl LocalProvider {
             bridge_token: bridge_token.as_hex(),
         })
         .map_err(|e| ProviderError::io("reading the host's system folders", e))?;
+        let mut rendered = rendered;
+        rendered.config.rlimits = resources.rlimits.clone();
         write(dirs.config(), &rendered.config.to_json())?;
 
         let denials = DenialLog::default();
@@ -323,6 +349,14 @@ impl LocalProvider {
 
         let mut command = Command::new(&c.wall);
         command.arg("outer");
+        for procs in resources
+            .cgroup
+            .as_ref()
+            .map(WallCgroup::procs_files)
+            .unwrap_or_default()
+        {
+            command.arg("--cgroup").arg(procs);
+        }
         if let Some((uid, gid)) = identity.drop_to {
             command.args(["--uid", &uid.to_string(), "--gid", &gid.to_string()]);
         }
@@ -387,8 +421,21 @@ impl LocalProvider {
         };
         let (read, write_half) = stream.into_split();
         let connection = RunnerConnection::open(read, write_half, HELLO_TIMEOUT).await?;
+        let in_cgroup = match (&resources.cgroup, child.id()) {
+            (Some(cgroup), Some(pid)) => cgroup.holds(pid),
+            (Some(_), None) => Err("the wall's process is gone".to_owned()),
+            (None, _) => Ok(()),
+        };
 
-        let config_parts = layout::hash_parts(&rendered, &policy.describe(), dirs);
+        let mut config_parts = layout::hash_parts(&rendered, &policy.describe(), dirs);
+        config_parts.push(format!(
+            "limits {:?} {:?} {:?} {:?} {:?}",
+            resources.in_force.mechanism,
+            resources.in_force.processes,
+            resources.in_force.memory_bytes,
+            resources.in_force.swap_bytes,
+            resources.in_force.cpu_millis
+        ));
         let mut sandbox = LocalSandbox {
             id: format!(
                 "local-{}",
@@ -403,8 +450,10 @@ impl LocalProvider {
                 config_hash: String::new(),
                 canaries: Vec::new(),
                 time_ms: 0,
+                limits: None,
             },
             child: tokio::sync::Mutex::new(Some(child)),
+            cgroup: cgroup_guard.0.take(),
             dir: dirs.root.clone(),
             denials,
             proxy_stats,
@@ -418,12 +467,18 @@ impl LocalProvider {
                 sentinel: &dirs.sentinel(),
                 sentinel_secret: &secret,
                 config_parts,
+                limits: canaries::LimitsCheck {
+                    in_force: &resources.in_force,
+                    in_cgroup,
+                    rlimits: &resources.rlimits,
+                },
             },
         )
         .await;
         match attested {
-            Ok(attestation) => {
+            Ok(mut attestation) => {
                 proxy_guard.disarm();
+                attestation.limits = Some(resources.in_force);
                 sandbox.attestation = attestation;
                 Ok(Arc::new(sandbox))
             }
@@ -431,6 +486,17 @@ impl LocalProvider {
                 let _ = sandbox.close().await;
                 Err(e)
             }
+        }
+    }
+}
+
+/// Removes a wall's cgroup when dropped, unless taken.
+struct CgroupGuard(Option<WallCgroup>);
+
+impl Drop for CgroupGuard {
+    fn drop(&mut self) {
+        if let Some(cgroup) = self.0.take() {
+            let _ = cgroup.remove();
         }
     }
 }
@@ -480,9 +546,13 @@ impl SandboxProvider for LocalProvider {
         Ok(sandbox)
     }
 
-    /// Removes wall folders left by Paddock processes that no longer run.
+    /// Removes wall folders and cgroups left by Paddock processes that no longer run.
     async fn reap_orphans(&self) -> Result<Vec<String>, ProviderError> {
-        let mut reaped = Vec::new();
+        let mut reaped = tokio::task::spawn_blocking(|| {
+            resources::cgroup::reap_orphans(&CgroupSupport::this_process())
+        })
+        .await
+        .unwrap_or_default();
         let Ok(entries) = std::fs::read_dir(&self.config.state_dir) else {
             return Ok(reaped);
         };

@@ -14,6 +14,7 @@ use tool_protocol::ToolRequest;
 
 use crate::error::ProviderError;
 use crate::local::proxy::{DenialLog, ProxyStats};
+use crate::local::resources::WallCgroup;
 use crate::runner_client::{OutputChunk, RunnerConnection};
 use crate::sandbox::{Sandbox, ToolCallOutcome};
 use crate::sandbox_folder::remove_sandbox_folder;
@@ -24,6 +25,8 @@ pub struct LocalSandbox {
     pub(crate) connection: RunnerConnection,
     pub(crate) attestation: Attestation,
     pub(crate) child: Mutex<Option<Child>>,
+    /// The wall's cgroup, removed (every process in it killed) at close.
+    pub(crate) cgroup: Option<WallCgroup>,
     pub(crate) dir: PathBuf,
     pub(crate) denials: DenialLog,
     pub(crate) proxy_stats: ProxyStats,
@@ -52,6 +55,11 @@ impl LocalSandbox {
     /// Every network denial from now on, as it happens (for the audit trail).
     pub fn subscribe_denials(&self) -> broadcast::Receiver<NetworkDenial> {
         self.denials.subscribe()
+    }
+
+    /// The wall's cgroup, if the machine gave it one.
+    pub fn cgroup(&self) -> Option<&WallCgroup> {
+        self.cgroup.as_ref()
     }
 
     /// The proxy's connections open now and refused over its limits so far.
@@ -105,6 +113,14 @@ impl Sandbox for LocalSandbox {
             }
         }
         self.stop_proxy.cancel();
+        if let Some(cgroup) = self.cgroup.clone() {
+            tokio::task::spawn_blocking(move || cgroup.remove())
+                .await
+                .map_err(|e| ProviderError::Unavailable {
+                    reason: format!("removing the wall's cgroup: {e}"),
+                })?
+                .map_err(|reason| ProviderError::Unavailable { reason })?;
+        }
         remove_sandbox_folder(&self.dir)
             .map_err(|e| ProviderError::io(format!("removing {}", self.dir.display()), e))
     }
@@ -118,6 +134,10 @@ impl Drop for LocalSandbox {
             && let Some(child) = child.as_mut()
         {
             let _ = child.start_kill();
+        }
+        if let Some(cgroup) = self.cgroup.take() {
+            // Its processes take a moment to go; the cgroup is removed once they have.
+            std::thread::spawn(move || cgroup.remove());
         }
         let _ = remove_sandbox_folder(&self.dir);
     }

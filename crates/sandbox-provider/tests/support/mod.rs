@@ -14,6 +14,7 @@ use std::sync::Arc;
 use protocol::{FolderAccess, FolderGrant, NetworkProfileName};
 use sandbox_policy::CredentialEntry;
 use sandbox_provider::local::proxy::{ExplicitAddress, StaticResolver};
+use sandbox_provider::local::resources::LimitSettings;
 use sandbox_provider::local::{AllowListSource, LocalConfig, LocalProvider, LocalSandbox};
 use sandbox_provider::{Sandbox, SandboxRequest};
 use tokio_util::sync::CancellationToken;
@@ -92,6 +93,8 @@ pub struct WorldOptions {
     pub extra_hosts: Vec<String>,
     /// A state folder nested this deep, so socket paths outgrow `sun_path` (a long home).
     pub state_depth: usize,
+    /// Processes, memory and CPU per wall (the defaults when `None`).
+    pub limits: Option<LimitSettings>,
 }
 
 pub fn world() -> World {
@@ -130,6 +133,9 @@ pub fn world_with(options: WorldOptions) -> World {
         }),
     );
     config.resolver = Arc::new(options.resolver);
+    if let Some(limits) = options.limits {
+        config.limits = limits;
+    }
     config.credentials = options.credentials;
     World {
         root,

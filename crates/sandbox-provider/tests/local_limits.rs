@@ -1,0 +1,265 @@
+//! Resource limits per sandbox, through the real runner inside the real wall: processes past
+//! the limit do not start, a fork bomb and a memory hog leave the host and another live session
+//! working and the session itself recovers, a CPU hog is throttled, the limits in force are in
+//! the attestation, and a wall's cgroup goes with it (orphans are reaped).
+//!
+//! The limits are set small for the tests; the kernel's own counters (`pids.events`,
+//! `cpu.stat`) show that a limit was reached, not a clock.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed set-up step fails the test"
+)]
+
+mod support;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use protocol::LimitMechanism;
+use sandbox_provider::local::LocalSandbox;
+use sandbox_provider::local::resources::{Amount, CgroupSupport, LimitSettings, WallCgroup};
+use sandbox_provider::{Sandbox, SandboxProvider};
+use support::*;
+use tokio_util::sync::CancellationToken;
+use tool_protocol::{RunBash, ToolRequest, ToolResult};
+
+const PROCESSES: u64 = 128;
+const MEMORY: u64 = 256 << 20;
+
+fn small() -> World {
+    world_with(WorldOptions {
+        limits: Some(LimitSettings {
+            processes: Amount::Exactly(PROCESSES),
+            memory: Amount::Exactly(MEMORY),
+            swap: Amount::Exactly(0),
+            cpus: Amount::Exactly(200),
+        }),
+        ..WorldOptions::default()
+    })
+}
+
+/// The folders of a wall's cgroup (one per cgroup v1 hierarchy).
+fn cgroup_dirs(sandbox: &LocalSandbox) -> Vec<PathBuf> {
+    sandbox
+        .cgroup()
+        .expect("this machine gives each wall a cgroup (cgroup v1 as root, or delegated v2)")
+        .procs_files()
+        .iter()
+        .map(|p| p.parent().unwrap().to_path_buf())
+        .collect()
+}
+
+/// A counter of a flat-keyed cgroup file (`pids.events`, `cpu.stat`) in any of the folders.
+fn counter(dirs: &[PathBuf], file: &str, key: &str) -> Option<u64> {
+    dirs.iter().find_map(|dir| {
+        let text = std::fs::read_to_string(dir.join(file)).ok()?;
+        text.lines().find_map(|l| {
+            let (k, v) = l.split_once(' ')?;
+            (k == key).then(|| v.trim().parse().ok()).flatten()
+        })
+    })
+}
+
+fn host_still_starts_processes() {
+    let status = std::process::Command::new("true")
+        .status()
+        .expect("the host can start a process");
+    assert!(status.success());
+}
+
+async fn alive(sandbox: &dyn Sandbox, who: &str) {
+    let r = bash(sandbox, "echo alive").await;
+    assert_eq!(
+        stdout(&r),
+        "alive\n",
+        "{who} does not answer: {}",
+        stderr(&r)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_limits_in_force_are_in_the_attestation_and_go_with_the_wall() {
+    let w = small();
+    let s = w.start().await;
+    let attestation = s.attestation();
+    let canary = attestation
+        .canaries
+        .iter()
+        .find(|c| c.name == "resource_limits")
+        .expect("the resource_limits canary ran");
+    assert!(canary.passed, "{canary:?}");
+    let limits = attestation.limits.clone().expect("the limits are recorded");
+    assert!(
+        matches!(
+            limits.mechanism,
+            LimitMechanism::CgroupV1 | LimitMechanism::CgroupV2
+        ),
+        "{limits:?}"
+    );
+    assert_eq!(
+        (limits.processes, limits.memory_bytes, limits.cpu_millis),
+        (Some(PROCESSES), Some(MEMORY), Some(200)),
+        "{limits:?}"
+    );
+    let dirs = cgroup_dirs(&s);
+    assert!(dirs.iter().all(|d| d.is_dir()), "{dirs:?}");
+    s.close().await.unwrap();
+    assert!(
+        dirs.iter().all(|d| !d.exists()),
+        "the wall's cgroup outlived it: {dirs:?}"
+    );
+}
+
+/// Forks up to 400 sleeping children; prints `started refused`.
+const FORK_400: &str = r#"python3 - <<'PY'
+import os, time
+pids, refused = [], 0
+for _ in range(400):
+    try:
+        pid = os.fork()
+    except OSError:
+        refused += 1
+        continue
+    if pid == 0:
+        time.sleep(60)
+        os._exit(0)
+    pids.append(pid)
+print(len(pids), refused)
+for pid in pids:
+    os.kill(pid, 9)
+for pid in pids:
+    os.waitpid(pid, 0)
+PY"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn processes_beyond_the_limit_do_not_start() {
+    let w = small();
+    let s = w.start().await;
+    let r = bash(&*s, FORK_400).await;
+    let out = stdout(&r);
+    let (started, refused) = out
+        .trim()
+        .split_once(' ')
+        .unwrap_or_else(|| panic!("{out} {}", stderr(&r)));
+    let (started, refused): (u64, u64) = (started.parse().unwrap(), refused.parse().unwrap());
+    assert!(
+        refused > 0 && started < PROCESSES,
+        "{started} processes started and {refused} were refused"
+    );
+    alive(&*s, "the session after its processes were refused").await;
+    s.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fork_bomb_leaves_the_host_and_another_session_working() {
+    let w = small();
+    let bombing = w.start().await;
+    let other = w.start().await;
+    let dirs = cgroup_dirs(&bombing);
+    let bomb = tokio::spawn({
+        let bombing = bombing.clone();
+        async move {
+            bombing
+                .call(
+                    ToolRequest::RunBash(RunBash {
+                        command: "bomb() { bomb | bomb & }; bomb".into(),
+                        cwd: None,
+                        env: None,
+                        stdin: None,
+                        timeout_ms: Some(15_000),
+                        max_output_bytes: Some(4096),
+                    }),
+                    None,
+                    &CancellationToken::new(),
+                )
+                .await
+        }
+    });
+    // The bomb has run into the limit: the kernel counted refused forks.
+    let started = Instant::now();
+    while counter(&dirs, "pids.events", "max").unwrap_or(0) == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the bomb never reached the process limit"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    host_still_starts_processes();
+    alive(&*other, "another session during the fork bomb").await;
+
+    let outcome = bomb.await.unwrap();
+    match outcome.result {
+        Ok(ToolResult::RunBash(r)) => assert!(r.exit_code != Some(0) || r.timed_out, "{r:?}"),
+        other => panic!("{other:?}"),
+    }
+    alive(&*bombing, "the session after its fork bomb").await;
+    host_still_starts_processes();
+    bombing.close().await.unwrap();
+    other.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_memory_hog_is_stopped_at_the_limit() {
+    let w = small();
+    let hog = w.start().await;
+    let other = w.start().await;
+    let r = bash(
+        &*hog,
+        "python3 -c \"b = b'x' * (768 << 20); print('ALLOCATED', len(b))\"",
+    )
+    .await;
+    assert!(
+        !stdout(&r).contains("ALLOCATED") && r.exit_code != Some(0),
+        "768 MiB were allocated under a 256 MiB limit: {} {}",
+        stdout(&r),
+        stderr(&r)
+    );
+    host_still_starts_processes();
+    alive(&*other, "another session after the memory hog").await;
+    alive(&*hog, "the session after its memory hog").await;
+    hog.close().await.unwrap();
+    other.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cpu_hog_is_throttled_to_its_share() {
+    let w = small();
+    let s = w.start().await;
+    let dirs = cgroup_dirs(&s);
+    let before = counter(&dirs, "cpu.stat", "nr_throttled").expect("cpu.stat is there");
+    let r = bash(&*s, "timeout 2 sh -c 'while :; do :; done'; echo spun").await;
+    assert_eq!(stdout(&r), "spun\n", "{}", stderr(&r));
+    let after = counter(&dirs, "cpu.stat", "nr_throttled").unwrap();
+    assert!(
+        after > before,
+        "a busy loop under 0.2 CPUs was never throttled ({before} → {after})"
+    );
+    s.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn orphaned_cgroups_are_reaped_with_their_processes() {
+    let w = small();
+    // A Paddock process that is gone: the pid of a child that has exited.
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let dead_pid = gone.id();
+    gone.wait().unwrap();
+    let name = format!("paddock-wall-{dead_pid}-orphan-0");
+    let support = CgroupSupport::this_process();
+    let limits = LimitSettings::default()
+        .resolve(sandbox_provider::local::resources::MachineSize::this_machine().unwrap());
+    let (orphan, _) = WallCgroup::create(&support, &name, &limits).unwrap();
+    let mut left_behind = std::process::Command::new("sleep")
+        .arg("600")
+        .spawn()
+        .unwrap();
+    for procs in orphan.procs_files() {
+        std::fs::write(procs, left_behind.id().to_string()).unwrap();
+    }
+    let reaped = w.provider.reap_orphans().await.unwrap();
+    assert!(reaped.contains(&name), "{reaped:?}");
+    assert!(orphan.procs_files().iter().all(|p| !p.exists()));
+    assert!(!left_behind.wait().unwrap().success());
+}
