@@ -61,7 +61,12 @@ fn summary(event: &StoredEvent) -> String {
                 .unwrap_or_default()
         ),
         AuditRecord::NetworkDenial(d) => {
-            format!("network_denial {}:{}", d.denial.host, d.denial.port)
+            format!(
+                "network_denial {} -> {}:{}",
+                d.denial.program(),
+                d.denial.host,
+                d.denial.port
+            )
         }
         AuditRecord::Generic(g) => g.name.clone(),
     }

@@ -70,8 +70,11 @@ pub fn human(event: &Event) -> Option<String> {
             };
             for denial in network_denials {
                 line.push_str(&format!(
-                    "  network denied: {}:{} ({})\n",
-                    denial.host, denial.port, denial.reason
+                    "  network denied: {} -> {}:{} ({})\n",
+                    denial.program(),
+                    denial.host,
+                    denial.port,
+                    denial.reason
                 ));
             }
             line

@@ -488,8 +488,9 @@ async fn a_refused_connection_reaches_the_model_in_the_providers_words() {
     let denials = finished["msg"]["network_denials"].as_array().unwrap();
     assert!(!denials.is_empty(), "{finished}");
     assert_eq!(denials[0]["host"], "blocked.example.invalid");
+    assert_eq!(denials[0]["binary"], "/usr/bin/curl");
     let notice = format!(
-        "[blocked by the sandbox's network policy: blocked.example.invalid:{}. This is not a network fault; ask the user to allow it.]",
+        "[blocked by the sandbox's network policy: /usr/bin/curl tried blocked.example.invalid:{}. This is not a network fault; ask the user to allow it.]",
         denials[0]["port"]
     );
     let results = server.requests()[1].body.to_string();
@@ -497,4 +498,110 @@ async fn a_refused_connection_reaches_the_model_in_the_providers_words() {
 
     let (_, exported, _) = machine.run(&["audit", "export", "--format", "jsonl"]).await;
     assert!(exported.contains("network_denial"), "{exported}");
+}
+
+/// The run's events as recorded in its run record (the path `paddock run` prints last).
+fn recorded_events(output: &str) -> Vec<Value> {
+    let record = output
+        .lines()
+        .find_map(|l| l.strip_prefix("run record: "))
+        .unwrap_or_else(|| panic!("no run record line in:\n{output}"));
+    std::fs::read_to_string(Path::new(record).join("events.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_connections_name_their_programs_everywhere() {
+    let server = FakeModelServer::start().await.unwrap();
+    let machine = Machine::new(&model_config(&server));
+    let work = tempfile::tempdir().unwrap();
+    let work = work.path().canonicalize().unwrap();
+    let attempts = [
+        (
+            "toolu_curl",
+            "curl -sS --max-time 10 https://curl-blocked.invalid/ || true",
+            "curl-blocked.invalid",
+            "curl",
+        ),
+        (
+            "toolu_python",
+            "python3 -c \"import urllib.request as u; u.urlopen('http://python-blocked.invalid/', timeout=10)\" 2>&1 | tail -1; true",
+            "python-blocked.invalid",
+            "python3",
+        ),
+    ];
+    for (id, command, _, _) in attempts {
+        server.push(Reply::stream([
+            sse::tool_use(id, "run_bash", json!({ "command": command })),
+            sse::stop("tool_use"),
+        ]));
+    }
+    server.push(Reply::stream([
+        sse::text("Both were blocked."),
+        sse::stop("end_turn"),
+    ]));
+    let folder = work.display().to_string();
+    let (code, terminal, stderr) = machine
+        .run(&["run", "fetch both", "--folder", &folder, "--approve-all"])
+        .await;
+    assert_eq!(code, 0, "stdout:\n{terminal}\nstderr:\n{stderr}");
+    let events = recorded_events(&terminal);
+    let (_, exported, _) = machine.run(&["audit", "export", "--format", "jsonl"]).await;
+    let audit_rows: Vec<Value> = exported
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["record"].clone())
+        .filter(|r| r.get("denial").is_some())
+        .collect();
+    let (_, listed, _) = machine.run(&["audit", "list"]).await;
+
+    for (step, (id, _, host, program)) in attempts.into_iter().enumerate() {
+        // The event: the call's denial names the program that opened the connection.
+        let finished = events
+            .iter()
+            .find(|e| e["msg"]["type"] == "tool_call_finished" && e["msg"]["call_id"] == id)
+            .unwrap_or_else(|| panic!("{id} did not finish: {events:?}"));
+        let denials = finished["msg"]["network_denials"].as_array().unwrap();
+        let denial = denials
+            .iter()
+            .find(|d| d["host"] == host)
+            .unwrap_or_else(|| panic!("{id}: no denial of {host}: {finished}"));
+        let binary = denial["binary"].as_str().unwrap_or_default().to_owned();
+        let executable = Path::new(&binary)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        assert!(
+            binary.starts_with('/') && executable.starts_with(program),
+            "{id}: the denial names {binary:?}, not {program}"
+        );
+        let port = denial["port"].as_u64().unwrap();
+        // The audit row, joined to its call.
+        assert!(
+            audit_rows.iter().any(|r| r["call_id"] == id
+                && r["denial"]["host"] == host
+                && r["denial"]["binary"] == binary.as_str()),
+            "{id}: no audit row naming {binary}: {audit_rows:?}"
+        );
+        assert!(
+            listed.contains(&format!("network_denial {binary} -> {host}:{port}")),
+            "{id}: `audit list` does not name {binary}:\n{listed}"
+        );
+        // The model's notice, in the request after the call.
+        let notice = format!(
+            "[blocked by the sandbox's network policy: {binary} tried {host}:{port}. This is not a network fault; ask the user to allow it.]"
+        );
+        let results = server.requests()[step + 1].body.to_string();
+        assert!(
+            results.contains(&notice),
+            "{id}: the model was not told {notice}:\n{results}"
+        );
+        // The terminal line of `paddock run`.
+        assert!(
+            terminal.contains(&format!("network denied: {binary} -> {host}:{port} (")),
+            "{id}: the terminal does not name {binary}:\n{terminal}"
+        );
+    }
 }

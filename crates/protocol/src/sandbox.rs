@@ -66,7 +66,8 @@ impl ProviderKind {
 pub struct NetworkDenial {
     pub host: String,
     pub port: u16,
-    /// The program that tried, when the wall knows it.
+    /// The program that tried (its executable's path), when the wall knows it: on the local
+    /// wall from its own bridge only, on OpenShell from the OCSF record's process.
     pub binary: Option<String>,
     /// Why, in the wall's words (e.g. "no matching policy", "resolves to always-blocked address").
     pub reason: String,
@@ -82,12 +83,30 @@ impl NetworkDenial {
     /// whatever its destination.
     pub const CONNECTION_LIMIT_RULE: &'static str = "engine:connection-limit";
 
+    /// The program that tried, for people and the model: its path, or `an unknown program`
+    /// when the wall could not tell (or would not believe who claimed it).
+    pub fn program(&self) -> &str {
+        self.binary.as_deref().unwrap_or("an unknown program")
+    }
+
     /// The sentence a tool result carries for the model when a command hit this denial.
     pub fn model_notice(&self) -> String {
-        format!(
-            "[blocked by the sandbox's network policy: {}:{}. This is not a network fault; ask the user to allow it.]",
-            self.host, self.port
-        )
+        if self.rule.as_deref() == Some(Self::CONNECTION_LIMIT_RULE) {
+            format!(
+                "[refused by the sandbox's network proxy: {} tried {}:{}, but {}. This is not the network policy: close connections the sandbox no longer needs and retry.]",
+                self.program(),
+                self.host,
+                self.port,
+                self.reason
+            )
+        } else {
+            format!(
+                "[blocked by the sandbox's network policy: {} tried {}:{}. This is not a network fault; ask the user to allow it.]",
+                self.program(),
+                self.host,
+                self.port
+            )
+        }
     }
 }
 

@@ -148,3 +148,33 @@ fn revoking_an_approval_has_a_pinned_shape() {
     );
     assert_eq!(msg.name(), "approval_revoked");
 }
+
+#[test]
+fn a_denials_notice_names_the_program_or_says_it_is_unknown() {
+    let mut denial = NetworkDenial {
+        host: "blocked.test".into(),
+        port: 443,
+        binary: Some("/usr/bin/curl".into()),
+        reason: "not on the allow list".into(),
+        rule: Some("policy:strict".into()),
+        time_ms: 0,
+    };
+    assert_eq!(
+        denial.model_notice(),
+        "[blocked by the sandbox's network policy: /usr/bin/curl tried blocked.test:443. This is not a network fault; ask the user to allow it.]"
+    );
+    denial.binary = None;
+    assert_eq!(denial.program(), "an unknown program");
+    assert!(
+        denial
+            .model_notice()
+            .contains("an unknown program tried blocked.test:443")
+    );
+    denial.rule = Some(NetworkDenial::CONNECTION_LIMIT_RULE.into());
+    denial.reason =
+        "the sandbox already has 256 connections open through the proxy, its limit".into();
+    assert_eq!(
+        denial.model_notice(),
+        "[refused by the sandbox's network proxy: an unknown program tried blocked.test:443, but the sandbox already has 256 connections open through the proxy, its limit. This is not the network policy: close connections the sandbox no longer needs and retry.]"
+    );
+}

@@ -49,7 +49,7 @@ async fn a_blocked_host_comes_back_as_a_denial_on_the_command_that_tried_it() {
     assert_eq!(denial.reason, "no matching policy");
     assert_eq!(
         denial.model_notice(),
-        "[blocked by the sandbox's network policy: blocked.test:8080. This is not a network fault; ask the user to allow it.]"
+        "[blocked by the sandbox's network policy: /usr/bin/curl tried blocked.test:8080. This is not a network fault; ask the user to allow it.]"
     );
     let logged: Vec<String> = h
         .double
@@ -66,6 +66,26 @@ async fn a_blocked_host_comes_back_as_a_denial_on_the_command_that_tried_it() {
                     "-> blocked.test:8080 [policy:- engine:opa] [reason:no matching policy]"
                 )),
         "{logged:?}"
+    );
+
+    // Another program is named as itself: the OCSF record's process.
+    let python = run(
+        &*sandbox,
+        "python3 -c \"import urllib.request as u; u.urlopen('http://blocked.test:8081/', timeout=10)\"",
+    )
+    .await;
+    assert_eq!(python.denials.len(), 1, "{:?}", python.denials);
+    let named = python.denials[0].binary.clone().unwrap_or_default();
+    assert!(
+        named.starts_with("/usr/bin/python3"),
+        "the denial names {named:?}"
+    );
+    assert!(
+        python.denials[0]
+            .model_notice()
+            .contains(&format!("{named} tried blocked.test:8081")),
+        "{:?}",
+        python.denials[0]
     );
 
     let quiet = run(&*sandbox, "echo no network here").await;

@@ -17,7 +17,7 @@ fn the_notes_denied_net_line() {
     assert_eq!(d.time_ms, 7);
     assert_eq!(
         d.model_notice(),
-        "[blocked by the sandbox's network policy: httpbin.org:443. This is not a network fault; ask the user to allow it.]"
+        "[blocked by the sandbox's network policy: /usr/bin/curl tried httpbin.org:443. This is not a network fault; ask the user to allow it.]"
     );
 }
 
