@@ -455,3 +455,28 @@ async fn a_forged_bridge_preamble_is_not_believed() {
     }
     s.close().await.unwrap();
 }
+
+/// The bridge token cannot be read from inside: the wall's configuration is behind Landlock
+/// once the launcher has read it, and the bridge that holds it is not dumpable (its memory and
+/// environment closed to the commands, although they run as the same user).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_bridge_token_cannot_be_read_from_inside() {
+    let w = world();
+    let s = w.start().await;
+    let out = python(
+        s.as_ref(),
+        "import glob\n\
+         bridges = []\n\
+         for d in glob.glob('/proc/[0-9]*'):\n    try:\n        cmd = open(d + '/cmdline', 'rb').read()\n    except OSError:\n        continue\n    if cmd.startswith(b'/run/paddock/bin/paddock-wall'):\n        bridges.append(d)\n\
+         print('BRIDGES', len(bridges))\n\
+         for d in bridges:\n    for name in ('mem', 'environ', 'maps'):\n        try:\n            f = open(d + '/' + name, 'rb')\n        except OSError as e:\n            print('REFUSED', name, e.errno)\n            continue\n        print('OPENED', name)\n\
+         try:\n    print('READ config', open('/run/paddock/wall.json').read(40))\nexcept OSError as e:\n    print('REFUSED config', e.errno)",
+    )
+    .await;
+    assert!(out.contains("BRIDGES 1"), "the bridge was not found: {out}");
+    assert!(!out.contains("READ") && !out.contains("OPENED"), "{out}");
+    for name in ["mem", "environ", "maps", "config"] {
+        assert!(out.contains(&format!("REFUSED {name}")), "{name}: {out}");
+    }
+    s.close().await.unwrap();
+}

@@ -14,6 +14,7 @@
 
 mod support;
 
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -28,14 +29,18 @@ use tool_protocol::{RunBash, ToolRequest, ToolResult};
 const PROCESSES: u64 = 128;
 const MEMORY: u64 = 256 << 20;
 
+fn small_limits() -> LimitSettings {
+    LimitSettings {
+        processes: Amount::Exactly(PROCESSES),
+        memory: Amount::Exactly(MEMORY),
+        swap: Amount::Exactly(0),
+        cpus: Amount::Exactly(200),
+    }
+}
+
 fn small() -> World {
     world_with(WorldOptions {
-        limits: Some(LimitSettings {
-            processes: Amount::Exactly(PROCESSES),
-            memory: Amount::Exactly(MEMORY),
-            swap: Amount::Exactly(0),
-            cpus: Amount::Exactly(200),
-        }),
+        limits: Some(small_limits()),
         ..WorldOptions::default()
     })
 }
@@ -262,4 +267,65 @@ async fn orphaned_cgroups_are_reaped_with_their_processes() {
     assert!(reaped.contains(&name), "{reaped:?}");
     assert!(orphan.procs_files().iter().all(|p| !p.exists()));
     assert!(!left_behind.wait().unwrap().success());
+}
+
+/// Without a cgroup the launcher's per-process limits hold: each process's memory, and (for a
+/// sandbox that does not run as host root) the sandbox's processes, counted in its own user
+/// namespace.
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_cgroup_each_process_is_limited() {
+    let w = world_with(WorldOptions {
+        limits: Some(small_limits()),
+        cgroups: Some(CgroupSupport::Unavailable {
+            why: "the test takes the cgroups away".into(),
+        }),
+        ..WorldOptions::default()
+    });
+    if std::fs::metadata("/proc/self").unwrap().uid() == 0 {
+        // As root: give the folders to another user, so the sandbox runs as that user (the
+        // kernel exempts root's processes from RLIMIT_NPROC).
+        std::fs::set_permissions(w.root.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        for dir in [w.work(), w.docs()] {
+            std::os::unix::fs::chown(&dir, Some(4321), Some(4321)).unwrap();
+        }
+    }
+    let s = w.start().await;
+    let limits = s.attestation().limits.clone().unwrap();
+    assert_eq!(limits.mechanism, LimitMechanism::Rlimit, "{limits:?}");
+    assert_eq!(
+        (limits.processes, limits.memory_bytes, limits.cpu_millis),
+        (Some(PROCESSES), Some(MEMORY), None)
+    );
+    assert!(
+        limits.detail.contains("the test takes the cgroups away")
+            && limits.detail.contains("CPU is not limited"),
+        "{}",
+        limits.detail
+    );
+    assert!(s.cgroup().is_none());
+
+    let r = bash(&*s, FORK_400).await;
+    let out = stdout(&r);
+    let (started, refused) = out
+        .trim()
+        .split_once(' ')
+        .unwrap_or_else(|| panic!("{out} {}", stderr(&r)));
+    let (started, refused): (u64, u64) = (started.parse().unwrap(), refused.parse().unwrap());
+    assert!(
+        refused > 0 && started < PROCESSES,
+        "{started} processes started and {refused} were refused"
+    );
+    let r = bash(
+        &*s,
+        "python3 -c \"b = b'x' * (768 << 20); print('ALLOCATED', len(b))\"",
+    )
+    .await;
+    assert!(
+        !stdout(&r).contains("ALLOCATED") && stderr(&r).contains("MemoryError"),
+        "{} {}",
+        stdout(&r),
+        stderr(&r)
+    );
+    alive(&*s, "the session after its limits were hit").await;
+    s.close().await.unwrap();
 }

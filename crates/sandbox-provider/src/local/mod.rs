@@ -83,6 +83,9 @@ pub struct LocalConfig {
     pub proxy_limits: ProxyLimits,
     /// Processes, memory and CPU per wall.
     pub limits: LimitSettings,
+    /// Where the walls' cgroups are made; `None` (production): found for this process
+    /// ([`CgroupSupport::this_process`]). Tests set `Unavailable` to try the fallback.
+    pub cgroup_support: Option<CgroupSupport>,
 }
 
 impl LocalConfig {
@@ -106,6 +109,7 @@ impl LocalConfig {
             probes: Arc::new(SystemProbes),
             proxy_limits: ProxyLimits::default(),
             limits: LimitSettings::default(),
+            cgroup_support: None,
         }
     }
 }
@@ -130,6 +134,13 @@ impl LocalProvider {
 
     pub fn config(&self) -> &LocalConfig {
         &self.config
+    }
+
+    fn cgroup_support(&self) -> CgroupSupport {
+        self.config
+            .cgroup_support
+            .clone()
+            .unwrap_or_else(CgroupSupport::this_process)
     }
 
     fn preflight(&self) -> Preflight {
@@ -277,7 +288,7 @@ impl LocalProvider {
                 .unwrap_or_default()
         );
         let resources = resources::for_wall(
-            &CgroupSupport::this_process(),
+            &self.cgroup_support(),
             &cgroup_name,
             &c.limits.resolve(machine),
             identity.host_uid,
@@ -548,11 +559,11 @@ impl SandboxProvider for LocalProvider {
 
     /// Removes wall folders and cgroups left by Paddock processes that no longer run.
     async fn reap_orphans(&self) -> Result<Vec<String>, ProviderError> {
-        let mut reaped = tokio::task::spawn_blocking(|| {
-            resources::cgroup::reap_orphans(&CgroupSupport::this_process())
-        })
-        .await
-        .unwrap_or_default();
+        let support = self.cgroup_support();
+        let mut reaped =
+            tokio::task::spawn_blocking(move || resources::cgroup::reap_orphans(&support))
+                .await
+                .unwrap_or_default();
         let Ok(entries) = std::fs::read_dir(&self.config.state_dir) else {
             return Ok(reaped);
         };

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use protocol::{FolderAccess, FolderGrant, NetworkProfileName};
 use sandbox_policy::CredentialEntry;
 use sandbox_provider::local::proxy::{ExplicitAddress, StaticResolver};
-use sandbox_provider::local::resources::LimitSettings;
+use sandbox_provider::local::resources::{CgroupSupport, LimitSettings};
 use sandbox_provider::local::{AllowListSource, LocalConfig, LocalProvider, LocalSandbox};
 use sandbox_provider::{Sandbox, SandboxRequest};
 use tokio_util::sync::CancellationToken;
@@ -95,6 +95,8 @@ pub struct WorldOptions {
     pub state_depth: usize,
     /// Processes, memory and CPU per wall (the defaults when `None`).
     pub limits: Option<LimitSettings>,
+    /// Where the walls' cgroups are made (this process's when `None`).
+    pub cgroups: Option<CgroupSupport>,
 }
 
 pub fn world() -> World {
@@ -136,6 +138,7 @@ pub fn world_with(options: WorldOptions) -> World {
     if let Some(limits) = options.limits {
         config.limits = limits;
     }
+    config.cgroup_support = options.cgroups;
     config.credentials = options.credentials;
     World {
         root,
