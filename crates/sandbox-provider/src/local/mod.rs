@@ -120,7 +120,6 @@ pub struct LocalProvider {
     config: LocalConfig,
     /// The last preflight that passed (a failed one is re-run at every start).
     ready: Mutex<Option<Preflight>>,
-    counter: AtomicU64,
 }
 
 impl LocalProvider {
@@ -128,7 +127,6 @@ impl LocalProvider {
         Self {
             config,
             ready: Mutex::new(None),
-            counter: AtomicU64::new(0),
         }
     }
 
@@ -186,7 +184,10 @@ impl LocalProvider {
                 .map_err(|e| ProviderError::io("reading /proc/self", e))?,
         );
         let identity = identity::choose(request, euid, egid)?;
-        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        // One count for the whole process: a wall's name (its folder, its cgroup) is unique
+        // even between providers sharing a state folder or a cgroup.
+        static WALLS: AtomicU64 = AtomicU64::new(0);
+        let n = WALLS.fetch_add(1, Ordering::Relaxed);
         let dirs = HostDirs {
             root: self.config.state_dir.join(format!(
                 "wall-{}-{}-{n}",

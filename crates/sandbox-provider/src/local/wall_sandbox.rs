@@ -113,16 +113,15 @@ impl Sandbox for LocalSandbox {
             }
         }
         self.stop_proxy.cancel();
-        if let Some(cgroup) = self.cgroup.clone() {
-            tokio::task::spawn_blocking(move || cgroup.remove())
+        let cgroup = match self.cgroup.clone() {
+            Some(cgroup) => tokio::task::spawn_blocking(move || cgroup.remove())
                 .await
-                .map_err(|e| ProviderError::Unavailable {
-                    reason: format!("removing the wall's cgroup: {e}"),
-                })?
-                .map_err(|reason| ProviderError::Unavailable { reason })?;
-        }
+                .unwrap_or_else(|e| Err(format!("removing the wall's cgroup: {e}"))),
+            None => Ok(()),
+        };
         remove_sandbox_folder(&self.dir)
-            .map_err(|e| ProviderError::io(format!("removing {}", self.dir.display()), e))
+            .map_err(|e| ProviderError::io(format!("removing {}", self.dir.display()), e))?;
+        cgroup.map_err(|reason| ProviderError::Unavailable { reason })
     }
 }
 
