@@ -160,6 +160,8 @@ struct Finish {
     rendered: RenderedResult,
     enforcement: EnforcementLevel,
     denials: Vec<protocol::NetworkDenial>,
+    /// What the wall did meanwhile, for the model.
+    wall_notes: Vec<String>,
     duration_ms: u64,
 }
 
@@ -174,7 +176,8 @@ async fn finish(
 ) -> CallOutcome {
     let mut text = finish.rendered.text;
     append_denials(&mut text, &finish.denials);
-    let notes: Vec<String> = std::mem::take(&mut shared.state().notes);
+    let mut notes = finish.wall_notes;
+    notes.extend(std::mem::take(&mut shared.state().notes));
     for note in notes {
         text.push_str(&format!("\n[note from Paddock: {note}]"));
     }
@@ -243,6 +246,7 @@ async fn finish_unrun(
             rendered: plain(text, true),
             enforcement,
             denials: Vec::new(),
+            wall_notes: Vec::new(),
             duration_ms: 0,
         },
         stop,
@@ -573,6 +577,7 @@ async fn execute(
             rendered,
             enforcement,
             denials: outcome.denials,
+            wall_notes: outcome.notes,
             duration_ms,
         },
         stop,

@@ -605,3 +605,56 @@ async fn refused_connections_name_their_programs_everywhere() {
         );
     }
 }
+
+/// Fills the sandbox's process table from a background process that keeps taking every place
+/// that frees (its output goes elsewhere, so the runner leaves it running).
+const GRABBER: &str = r#"python3 - <<'PY'
+import os, time
+fd = os.open('/dev/null', os.O_RDWR)
+for i in (0, 1, 2):
+    os.dup2(fd, i)
+if os.fork() == 0:
+    while True:
+        try:
+            pid = os.fork()
+        except OSError:
+            time.sleep(0.001)
+            continue
+        if pid == 0:
+            time.sleep(100000)
+            os._exit(0)
+PY
+sleep 1; echo started"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandbox_held_at_its_process_limit_recovers_and_the_model_is_told() {
+    let server = FakeModelServer::start().await.unwrap();
+    let machine = Machine::new(&format!(
+        "{}[sandbox.limits]\nprocesses = 64\n",
+        model_config(&server)
+    ));
+    let work = tempfile::tempdir().unwrap();
+    let folder = work.path().canonicalize().unwrap().display().to_string();
+    for (id, command) in [("toolu_grab", GRABBER), ("toolu_after", "echo alive")] {
+        server.push(Reply::stream([
+            sse::tool_use(id, "run_bash", json!({ "command": command })),
+            sse::stop("tool_use"),
+        ]));
+    }
+    server.push(Reply::stream([sse::text("Done."), sse::stop("end_turn")]));
+    let (code, stdout, stderr) = machine
+        .run(&["run", "fill it", "--folder", &folder, "--approve-all"])
+        .await;
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let requests = server.requests();
+    let told = requests[1].body.to_string();
+    assert!(
+        told.contains("[note from Paddock: the sandbox reached its limit of 64 processes"),
+        "the model was not told: {told}"
+    );
+    let after = requests[2].body.to_string();
+    assert!(
+        after.contains("alive") && !after.contains("cannot start bash"),
+        "the session did not recover: {after}"
+    );
+}

@@ -1,5 +1,6 @@
 //! The local wall's costs, measured against direct mode in the same run:
-//! * wall start, attestation included (target: p50 ≤ 100 ms);
+//! * wall start, attestation included (target: p50 ≤ 100 ms), and the same wall without its
+//!   resource limits (no cgroup), to show what the limits cost;
 //! * a small `read_file` through the wall vs through a direct runner (target: within 20 %).
 //!
 //! `cargo bench -p sandbox-provider --bench local_wall` (set `PADDOCK_TOOL_RUNNER` and
@@ -17,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use protocol::{FolderAccess, FolderGrant, NetworkProfileName};
 use sandbox_provider::direct::DirectProvider;
+use sandbox_provider::local::resources::{Amount, CgroupSupport, LimitSettings};
 use sandbox_provider::local::{AllowListSource, LocalConfig, LocalProvider};
 use sandbox_provider::{Sandbox, SandboxProvider, SandboxRequest};
 use tokio_util::sync::CancellationToken;
@@ -36,22 +38,21 @@ fn ms(d: Duration) -> f64 {
 }
 
 /// Starts (and closes) a sandbox of each provider in turn, so that load from other processes
-/// on the machine falls on both sides alike.
+/// on the machine falls on all of them alike.
 async fn time_starts(
-    direct: &dyn SandboxProvider,
-    local: &dyn SandboxProvider,
+    providers: &[&dyn SandboxProvider],
     request: &SandboxRequest,
-) -> (Vec<Duration>, Vec<Duration>) {
-    let (mut d, mut l) = (Vec::new(), Vec::new());
+) -> Vec<Vec<Duration>> {
+    let mut samples = vec![Vec::new(); providers.len()];
     for _ in 0..STARTS {
-        for (provider, samples) in [(direct, &mut d), (local, &mut l)] {
+        for (provider, samples) in providers.iter().zip(samples.iter_mut()) {
             let started = Instant::now();
             let sandbox = provider.start(request, &|_| {}).await.unwrap();
             samples.push(started.elapsed());
             sandbox.close().await.unwrap();
         }
     }
-    (d, l)
+    samples
 }
 
 /// Times one small read on each sandbox in turn, `CALLS` times.
@@ -114,13 +115,32 @@ fn main() {
             root.path().join("home"),
             Arc::new(AllowListSource::builtin().unwrap()),
         ));
+        let mut unlimited = LocalConfig::new(
+            runner.clone(),
+            test_support::binaries::paddock_wall(),
+            root.path().join("state-unlimited"),
+            root.path().join("home"),
+            Arc::new(AllowListSource::builtin().unwrap()),
+        );
+        unlimited.cgroup_support = Some(CgroupSupport::Unavailable {
+            why: "the bench measures the wall without limits".into(),
+        });
+        unlimited.limits = LimitSettings {
+            processes: Amount::Unlimited,
+            memory: Amount::Unlimited,
+            swap: Amount::Unlimited,
+            cpus: Amount::Unlimited,
+        };
+        let unlimited = LocalProvider::new(unlimited);
         let direct = DirectProvider::new(runner);
 
-        let (mut direct_starts, mut local_starts) = time_starts(&direct, &local, &request).await;
-        let (d50, l50) = (
-            percentile(&mut direct_starts, 0.5),
-            percentile(&mut local_starts, 0.5),
+        let mut starts = time_starts(&[&direct, &local, &unlimited], &request).await;
+        let (d50, l50, u50) = (
+            percentile(&mut starts[0], 0.5),
+            percentile(&mut starts[1], 0.5),
+            percentile(&mut starts[2], 0.5),
         );
+        let mut local_starts = starts.swap_remove(1);
         let l95 = percentile(&mut local_starts, 0.95);
         println!("start (attestation included), {STARTS} starts each:");
         println!("  direct  p50 {:8.2} ms", ms(d50));
@@ -133,6 +153,18 @@ fn main() {
         println!(
             "  ratio local/direct {:.2}",
             l50.as_secs_f64() / d50.as_secs_f64()
+        );
+        let probe = local.start(&request, &|_| {}).await.unwrap();
+        let mechanism = probe
+            .attestation()
+            .limits
+            .as_ref()
+            .map_or("none", |l| l.mechanism.as_str());
+        probe.close().await.unwrap();
+        println!("  local without resource limits p50 {:8.2} ms", ms(u50));
+        println!(
+            "  ratio with limits ({mechanism}) / without {:.2}",
+            l50.as_secs_f64() / u50.as_secs_f64()
         );
 
         let path = file.display().to_string();

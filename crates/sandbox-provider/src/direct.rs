@@ -186,6 +186,7 @@ impl Sandbox for DirectSandbox {
         ToolCallOutcome {
             result: self.connection.call(request, output, cancel).await,
             denials: Vec::new(),
+            notes: Vec::new(),
         }
     }
 

@@ -31,11 +31,14 @@ pub struct SandboxRequest {
     pub credentials: Vec<String>,
 }
 
-/// A tool call's outcome: the runner's answer, and the network denials its command hit.
+/// A tool call's outcome: the runner's answer, the network denials its command hit, and what
+/// the wall did about the sandbox meanwhile, in words for the model (e.g. processes stopped at
+/// the sandbox's process limit).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCallOutcome {
     pub result: Result<ToolResult, CallError>,
     pub denials: Vec<NetworkDenial>,
+    pub notes: Vec<String>,
 }
 
 /// Builds walls of one kind. One instance per machine configuration.

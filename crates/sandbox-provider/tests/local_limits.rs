@@ -194,11 +194,14 @@ async fn a_fork_bomb_leaves_the_host_and_another_session_working() {
     host_still_starts_processes();
     alive(&*other, "another session during the fork bomb").await;
 
+    // The runner kills the call's process group once the shell is gone and its output is
+    // still held: the bomb ends with its call.
     let outcome = bomb.await.unwrap();
-    match outcome.result {
-        Ok(ToolResult::RunBash(r)) => assert!(r.exit_code != Some(0) || r.timed_out, "{r:?}"),
-        other => panic!("{other:?}"),
-    }
+    assert!(
+        matches!(outcome.result, Ok(ToolResult::RunBash(_))),
+        "{:?}",
+        outcome.result
+    );
     alive(&*bombing, "the session after its fork bomb").await;
     host_still_starts_processes();
     bombing.close().await.unwrap();
@@ -327,5 +330,72 @@ async fn without_a_cgroup_each_process_is_limited() {
         stderr(&r)
     );
     alive(&*s, "the session after its limits were hit").await;
+    s.close().await.unwrap();
+}
+
+/// Fills the sandbox's process table from a background process whose output goes elsewhere
+/// (so the runner leaves it running, as a shell would): it forks sleepers and, whenever a
+/// place frees, takes it again. Before the wall stopped it, every later command failed with
+/// "cannot start bash: Resource temporarily unavailable".
+pub const GRABBER: &str = r#"python3 - <<'PY'
+import os, time
+fd = os.open('/dev/null', os.O_RDWR)
+for i in (0, 1, 2):
+    os.dup2(fd, i)
+if os.fork() == 0:
+    while True:
+        try:
+            pid = os.fork()
+        except OSError:
+            time.sleep(0.001)
+            continue
+        if pid == 0:
+            time.sleep(100000)
+            os._exit(0)
+PY
+sleep 1; echo started"#;
+
+fn bash_call(command: &str) -> ToolRequest {
+    ToolRequest::RunBash(RunBash {
+        command: command.into(),
+        cwd: None,
+        env: None,
+        stdin: None,
+        timeout_ms: Some(20_000),
+        max_output_bytes: None,
+    })
+}
+
+/// Processes left running that hold the sandbox at its process limit are stopped by the wall,
+/// which says so in the call's notes; the session goes on.
+#[tokio::test(flavor = "multi_thread")]
+async fn processes_holding_the_limit_are_stopped_and_the_session_told() {
+    let w = small();
+    let s = w.start().await;
+    let dirs = cgroup_dirs(&s);
+    let cancel = CancellationToken::new();
+    let grabbed = s.call(bash_call(GRABBER), None, &cancel).await;
+    match &grabbed.result {
+        Ok(ToolResult::RunBash(r)) => assert_eq!(stdout(r), "started\n", "{r:?}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        counter(&dirs, "pids.events", "max").unwrap_or(0) > 0,
+        "the grabber never reached the process limit"
+    );
+    host_still_starts_processes();
+    let next = s.call(bash_call("echo alive"), None, &cancel).await;
+    match &next.result {
+        Ok(ToolResult::RunBash(r)) => assert_eq!(stdout(r), "alive\n", "{r:?}"),
+        other => panic!("the session is wedged: {other:?}"),
+    }
+    let notes: Vec<&String> = grabbed.notes.iter().chain(&next.notes).collect();
+    assert!(
+        notes.iter().any(|n| n.contains(&format!(
+            "the sandbox reached its limit of {PROCESSES} processes"
+        )) && n.contains("Paddock stopped the")),
+        "the session was not told: {notes:?}"
+    );
+    alive(&*s, "the session after its processes were stopped").await;
     s.close().await.unwrap();
 }

@@ -438,6 +438,13 @@ impl LocalProvider {
             (Some(_), None) => Err("the wall's process is gone".to_owned()),
             (None, _) => Ok(()),
         };
+        // Before any command ran: what is in the cgroup now is the wall itself.
+        let own_processes = match &resources.cgroup {
+            Some(cgroup) => cgroup
+                .processes()
+                .map_err(|reason| ProviderError::Unavailable { reason })?,
+            None => Vec::new(),
+        };
 
         let mut config_parts = layout::hash_parts(&rendered, &policy.describe(), dirs);
         config_parts.push(format!(
@@ -466,6 +473,8 @@ impl LocalProvider {
             },
             child: tokio::sync::Mutex::new(Some(child)),
             cgroup: cgroup_guard.0.take(),
+            own_processes,
+            refused_forks_seen: Mutex::new(0),
             dir: dirs.root.clone(),
             denials,
             proxy_stats,

@@ -27,6 +27,11 @@ pub struct LocalSandbox {
     pub(crate) child: Mutex<Option<Child>>,
     /// The wall's cgroup, removed (every process in it killed) at close.
     pub(crate) cgroup: Option<WallCgroup>,
+    /// The wall's own processes in its cgroup (bubblewrap, the runner, the bridge), seen
+    /// before any command ran.
+    pub(crate) own_processes: Vec<u32>,
+    /// Forks the cgroup had refused at the last look.
+    pub(crate) refused_forks_seen: std::sync::Mutex<u64>,
     pub(crate) dir: PathBuf,
     pub(crate) denials: DenialLog,
     pub(crate) proxy_stats: ProxyStats,
@@ -73,6 +78,47 @@ impl LocalSandbox {
     }
 }
 
+/// How near its process limit a sandbox must be (and have had forks refused) before the wall
+/// stops what its commands left running.
+const PROCESS_LIMIT_MARGIN: u64 = 16;
+
+impl LocalSandbox {
+    /// When the sandbox ran into its process limit and is still at it, kills every process
+    /// its commands left running (the wall's own kept) so commands can start again; returns
+    /// the note for the model.
+    fn relieve_process_limit(&self) -> Option<String> {
+        let cgroup = self.cgroup.as_ref()?;
+        let pressure = cgroup.process_pressure()?;
+        let refused_more = {
+            let mut seen = self
+                .refused_forks_seen
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let more = pressure.refused_forks > *seen;
+            *seen = pressure.refused_forks;
+            more
+        };
+        if !refused_more || pressure.current + PROCESS_LIMIT_MARGIN < pressure.max {
+            return None;
+        }
+        let max = pressure.max;
+        Some(match cgroup.stop_all_but(&self.own_processes) {
+            Ok(stopped) => {
+                tracing::warn!(sandbox = %self.id, stopped, max, "the sandbox was at its process limit; its commands' processes were stopped");
+                format!(
+                    "the sandbox reached its limit of {max} processes, so commands could not start; \
+                     Paddock stopped the {stopped} processes its commands had left running. Start \
+                     fewer processes, or fewer in the background."
+                )
+            }
+            Err(e) => format!(
+                "the sandbox reached its limit of {max} processes, and Paddock could not stop \
+                 them: {e}"
+            ),
+        })
+    }
+}
+
 #[async_trait]
 impl Sandbox for LocalSandbox {
     fn id(&self) -> &str {
@@ -90,10 +136,13 @@ impl Sandbox for LocalSandbox {
         cancel: &CancellationToken,
     ) -> ToolCallOutcome {
         let mark = self.denials.mark();
+        let mut notes: Vec<String> = self.relieve_process_limit().into_iter().collect();
         let result = self.connection.call(request, output, cancel).await;
+        notes.extend(self.relieve_process_limit());
         ToolCallOutcome {
             result,
             denials: self.denials.since(mark),
+            notes,
         }
     }
 

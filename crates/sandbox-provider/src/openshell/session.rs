@@ -394,6 +394,7 @@ impl Sandbox for OpenShellSandbox {
                 return ToolCallOutcome {
                     result: Err(CallError::Disconnected(reason)),
                     denials: Vec::new(),
+                    notes: Vec::new(),
                 };
             }
         };
@@ -406,7 +407,11 @@ impl Sandbox for OpenShellSandbox {
         } else {
             Vec::new()
         };
-        ToolCallOutcome { result, denials }
+        ToolCallOutcome {
+            result,
+            denials,
+            notes: Vec::new(),
+        }
     }
 
     async fn close(&self) -> Result<(), ProviderError> {

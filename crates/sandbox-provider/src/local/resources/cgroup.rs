@@ -284,6 +284,15 @@ impl CgroupSupport {
     }
 }
 
+/// Processes in a wall's cgroup against its limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcessPressure {
+    pub current: u64,
+    pub max: u64,
+    /// Forks refused at the limit since the cgroup was made (`pids.events`).
+    pub refused_forks: u64,
+}
+
 /// One wall's cgroup (a folder per hierarchy for v1).
 #[derive(Debug, Clone)]
 pub struct WallCgroup {
@@ -481,6 +490,81 @@ impl WallCgroup {
         }
         in_force.detail = detail;
         Ok(in_force)
+    }
+
+    /// The folder holding `pids.max` (the one folder on v2, the pids hierarchy's on v1).
+    fn pids_dir(&self) -> Option<&Path> {
+        self.dirs
+            .iter()
+            .find(|d| d.join("pids.max").exists())
+            .map(PathBuf::as_path)
+    }
+
+    /// How close the cgroup is to its process limit, when it has one.
+    pub fn process_pressure(&self) -> Option<ProcessPressure> {
+        let dir = self.pids_dir()?;
+        let max = number(&read(&dir.join("pids.max")).ok()?)?;
+        let current = number(&read(&dir.join("pids.current")).ok()?)?;
+        let refused_forks = read(&dir.join("pids.events"))
+            .ok()
+            .and_then(|text| {
+                text.lines()
+                    .find_map(|l| l.strip_prefix("max ").and_then(number))
+            })
+            .unwrap_or(0);
+        Some(ProcessPressure {
+            current,
+            max,
+            refused_forks,
+        })
+    }
+
+    /// Kills every process of the cgroup but `keep` (the wall's own: bubblewrap, the runner,
+    /// the bridge), with the process limit lowered meanwhile so none can fork again; returns
+    /// how many were killed.
+    pub fn stop_all_but(&self, keep: &[u32]) -> Result<usize, String> {
+        let dir = self
+            .pids_dir()
+            .ok_or("the wall's cgroup has no process limit")?;
+        let limit = dir.join("pids.max");
+        let saved = read(&limit)?;
+        write(&limit, "1")?;
+        let mut killed = std::collections::BTreeSet::new();
+        let mut result = Ok(());
+        for _ in 0..100 {
+            let procs = match read(&dir.join("cgroup.procs")) {
+                Ok(procs) => procs,
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            };
+            let strays: Vec<u32> = procs
+                .lines()
+                .filter_map(|l| l.trim().parse().ok())
+                .filter(|pid| !keep.contains(pid))
+                .collect();
+            if strays.is_empty() {
+                break;
+            }
+            for pid in strays {
+                // SAFETY: kill with plain integers; a pid already gone answers ESRCH.
+                unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+                killed.insert(pid);
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        write(&limit, saved.trim())?;
+        result.map(|()| killed.len())
+    }
+
+    /// The processes in the cgroup now.
+    pub fn processes(&self) -> Result<Vec<u32>, String> {
+        let dir = self.dirs.first().ok_or("the wall's cgroup has no folder")?;
+        Ok(read(&dir.join("cgroup.procs"))?
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect())
     }
 
     /// The `cgroup.procs` files the launcher writes its pid to.
