@@ -88,17 +88,20 @@ impl LocalSandbox {
     /// the note for the model.
     fn relieve_process_limit(&self) -> Option<String> {
         let cgroup = self.cgroup.as_ref()?;
-        let pressure = cgroup.process_pressure()?;
-        let refused_more = {
+        let refused_forks = cgroup.refused_forks()?;
+        {
             let mut seen = self
                 .refused_forks_seen
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let more = pressure.refused_forks > *seen;
-            *seen = pressure.refused_forks;
-            more
-        };
-        if !refused_more || pressure.current + PROCESS_LIMIT_MARGIN < pressure.max {
+            let more = refused_forks > *seen;
+            *seen = refused_forks;
+            if !more {
+                return None;
+            }
+        }
+        let pressure = cgroup.process_pressure()?;
+        if pressure.current + PROCESS_LIMIT_MARGIN < pressure.max {
             return None;
         }
         let max = pressure.max;
@@ -136,9 +139,17 @@ impl Sandbox for LocalSandbox {
         cancel: &CancellationToken,
     ) -> ToolCallOutcome {
         let mark = self.denials.mark();
-        let mut notes: Vec<String> = self.relieve_process_limit().into_iter().collect();
+        // Only a command starts processes, and a call that could not start a thread fails:
+        // other calls pay nothing for the check (three small cgroup files).
+        let starts_processes = matches!(request, ToolRequest::RunBash(_));
+        let mut notes = Vec::new();
+        if starts_processes {
+            notes.extend(self.relieve_process_limit());
+        }
         let result = self.connection.call(request, output, cancel).await;
-        notes.extend(self.relieve_process_limit());
+        if starts_processes || result.is_err() {
+            notes.extend(self.relieve_process_limit());
+        }
         ToolCallOutcome {
             result,
             denials: self.denials.since(mark),

@@ -289,8 +289,6 @@ impl CgroupSupport {
 pub struct ProcessPressure {
     pub current: u64,
     pub max: u64,
-    /// Forks refused at the limit since the cgroup was made (`pids.events`).
-    pub refused_forks: u64,
 }
 
 /// One wall's cgroup (a folder per hierarchy for v1).
@@ -500,22 +498,19 @@ impl WallCgroup {
             .map(PathBuf::as_path)
     }
 
+    /// Forks the cgroup has refused at its process limit since it was made (`pids.events`).
+    pub fn refused_forks(&self) -> Option<u64> {
+        let text = read(&self.pids_dir()?.join("pids.events")).ok()?;
+        text.lines()
+            .find_map(|l| l.strip_prefix("max ").and_then(number))
+    }
+
     /// How close the cgroup is to its process limit, when it has one.
     pub fn process_pressure(&self) -> Option<ProcessPressure> {
         let dir = self.pids_dir()?;
-        let max = number(&read(&dir.join("pids.max")).ok()?)?;
-        let current = number(&read(&dir.join("pids.current")).ok()?)?;
-        let refused_forks = read(&dir.join("pids.events"))
-            .ok()
-            .and_then(|text| {
-                text.lines()
-                    .find_map(|l| l.strip_prefix("max ").and_then(number))
-            })
-            .unwrap_or(0);
         Some(ProcessPressure {
-            current,
-            max,
-            refused_forks,
+            current: number(&read(&dir.join("pids.current")).ok()?)?,
+            max: number(&read(&dir.join("pids.max")).ok()?)?,
         })
     }
 
