@@ -325,7 +325,7 @@ impl LocalProvider {
         write(dirs.etc().join("empty"), "")?;
         std::fs::create_dir(dirs.etc().join("empty.d"))
             .map_err(|e| ProviderError::io("creating the empty cover folder", e))?;
-        let rendered = layout::render(&LayoutInput {
+        let mut rendered = layout::render(&LayoutInput {
             request,
             identity,
             dirs,
@@ -337,7 +337,6 @@ impl LocalProvider {
             bridge_token: bridge_token.as_hex(),
         })
         .map_err(|e| ProviderError::io("reading the host's system folders", e))?;
-        let mut rendered = rendered;
         rendered.config.rlimits = resources.rlimits.clone();
         write(dirs.config(), &rendered.config.to_json())?;
 
