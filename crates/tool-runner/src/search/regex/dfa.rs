@@ -41,7 +41,8 @@ pub(crate) struct Classes {
     /// Class of each character from U+0080 to U+07FF (two-byte UTF-8: Latin, Greek,
     /// Cyrillic, Hebrew, Arabic…), so that common text needs no binary search.
     two_byte: Vec<u16>,
-    /// Whether each class holds word characters (meaningful when the program has word looks).
+    /// Whether each class holds word characters (all false when the program has no word
+    /// assertions, which are the only readers).
     word: Vec<bool>,
     newline: u16,
 }
@@ -65,11 +66,17 @@ impl Classes {
         }
         bounds.sort_unstable();
         bounds.dedup();
-        let word_set = word_chars();
-        let word = bounds
-            .iter()
-            .map(|&start| word_set.contains(start))
-            .collect();
+        // `\w`'s set is built once per process by testing every character (milliseconds):
+        // a program without word assertions never needs it here.
+        let word = if program.uses_word_looks {
+            let word_set = word_chars();
+            bounds
+                .iter()
+                .map(|&start| word_set.contains(start))
+                .collect()
+        } else {
+            vec![false; bounds.len()]
+        };
         let mut classes = Self {
             starts: bounds,
             ascii: [0; 128],
