@@ -1,11 +1,14 @@
-//! The operating-system interface std does not offer: `open(2)` flags for the path guard and
-//! `kill(2)` for process groups.
+//! The operating-system interface std does not offer: `open(2)` flags for the path guard,
+//! `openat(2)` for the search walk, and `kill(2)` for process groups.
 //!
-//! This is the crate's only `unsafe` code: `extern "C"` declarations of libc's `kill` and
-//! `fcntl`, which std already links. Nothing here allocates, dereferences or keeps pointers.
+//! This is the crate's only `unsafe` code: `extern "C"` declarations of libc's `kill`, `fcntl`
+//! and `openat`, which std already links. Nothing here keeps a pointer past a call.
 
+use std::ffi::{CString, OsStr};
+use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd};
+use std::os::unix::ffi::OsStrExt;
 
 /// `open(2)` flags std has no names for. The values differ between architectures.
 #[cfg(target_arch = "x86_64")]
@@ -14,6 +17,7 @@ mod open_flags {
     pub const O_DIRECTORY: i32 = 0o200_000;
     pub const O_PATH: i32 = 0o10_000_000;
     pub const O_NONBLOCK: i32 = 0o4_000;
+    pub const O_CLOEXEC: i32 = 0o2_000_000;
 }
 
 #[cfg(target_arch = "aarch64")]
@@ -22,12 +26,13 @@ mod open_flags {
     pub const O_DIRECTORY: i32 = 0o40_000;
     pub const O_PATH: i32 = 0o10_000_000;
     pub const O_NONBLOCK: i32 = 0o4_000;
+    pub const O_CLOEXEC: i32 = 0o2_000_000;
 }
 
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 compile_error!("tool-runner knows the open(2) flags of x86_64 and aarch64 Linux only");
 
-pub use open_flags::{O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_PATH};
+pub use open_flags::{O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_PATH};
 
 /// `SIGKILL` (the same number on every Linux architecture).
 pub const SIGKILL: i32 = 9;
@@ -41,7 +46,36 @@ mod ffi {
         pub fn kill(pid: i32, sig: i32) -> i32;
         /// `int fcntl(int fd, int cmd, ...)` from libc.
         pub fn fcntl(fd: i32, cmd: i32, ...) -> i32;
+        /// `int openat(int dirfd, const char *pathname, int flags, ...)` from libc.
+        pub fn openat(dirfd: i32, pathname: *const std::ffi::c_char, flags: i32, ...) -> i32;
     }
+}
+
+/// Opens `name`, one entry of the open folder `dir`, read-only with `flags` added
+/// (`O_CLOEXEC` always): `openat(2)`, which std does not offer. The kernel resolves `name`
+/// from the folder the handle holds, not from a path, so the walk of a tree costs one lookup
+/// per file and a folder renamed or swapped meanwhile cannot redirect it. `name` must be a
+/// single component (a `/` in it is refused).
+pub fn open_at(dir: &impl AsFd, name: &OsStr, flags: i32) -> io::Result<File> {
+    let bytes = name.as_bytes();
+    if bytes.is_empty() || bytes.contains(&b'/') {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a single path component",
+        ));
+    }
+    let name = CString::new(bytes)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL byte in a file name"))?;
+    let dir = dir.as_fd().as_raw_fd();
+    // SAFETY: `dir` is borrowed from a live `AsFd` for the duration of the call; `name` is a
+    // NUL-terminated string that outlives the call; no mode argument is read without
+    // `O_CREAT`/`O_TMPFILE`, which `flags` never carries here (read-only opens).
+    let fd = unsafe { ffi::openat(dir, name.as_ptr(), flags | O_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `openat` just returned this descriptor; nothing else owns it.
+    Ok(unsafe { File::from_raw_fd(fd) })
 }
 
 /// Asks the kernel to give the pipe behind `fd` a capacity of `bytes` (rounded up to a
@@ -97,8 +131,31 @@ mod tests {
         let (reader, _writer) = io::pipe().unwrap();
         let size = grow_pipe(&reader, 1 << 20).unwrap();
         assert!(size >= 1 << 20, "{size}");
-        let file = std::fs::File::open("/proc/self/exe").unwrap();
+        let file = File::open("/proc/self/exe").unwrap();
         assert!(grow_pipe(&file, 1 << 20).is_err());
+    }
+
+    #[test]
+    fn opens_an_entry_of_a_folder_handle_only() {
+        let dir = std::env::temp_dir().join(format!("paddock-sys-open-at-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::fs::write(dir.join("sub/file.txt"), "inside").unwrap();
+        std::os::unix::fs::symlink("sub/file.txt", dir.join("link")).unwrap();
+        let folder = File::open(&dir).unwrap();
+        let sub = open_at(&folder, OsStr::new("sub"), O_DIRECTORY | O_NOFOLLOW).unwrap();
+        let content =
+            io::read_to_string(open_at(&sub, OsStr::new("file.txt"), O_NOFOLLOW).unwrap()).unwrap();
+        assert_eq!(content, "inside");
+        // A link with O_NOFOLLOW, a path of two components, an empty name, a NUL: refused.
+        let link = open_at(&folder, OsStr::new("link"), O_NOFOLLOW).unwrap_err();
+        assert_eq!(link.raw_os_error(), Some(40), "ELOOP: {link}");
+        for bad in ["sub/file.txt", "", "a\0b"] {
+            let error = open_at(&folder, OsStr::new(bad), O_NOFOLLOW).unwrap_err();
+            assert_eq!(error.kind(), io::ErrorKind::InvalidInput, "{bad:?}");
+        }
+        let missing = open_at(&folder, OsStr::new("missing"), 0).unwrap_err();
+        assert_eq!(missing.kind(), io::ErrorKind::NotFound);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //! | [`regex`] | Parser, Thompson NFA, Pike VM, lazy DFA and literal prefilter. |
 //! | [`glob_pattern`] | `*`, `**`, `?`, `[...]`, `{a,b}` against `/`-separated relative paths. |
 //! | [`gitignore`] | `.gitignore` rules: negation, anchoring, folder-only, nesting. |
-//! | [`walk`] | Sorted depth-first walk; never follows links; skips `.git`. |
+//! | [`walk`] | Sorted depth-first walk from folder handles; never follows links; skips `.git`. |
+//! | `grep_file`, `grep_tree` | One file's matches with context; a folder's files searched by one thread per core, answered in walk order. |
 //!
 //! std only, like the rest of the runner.
 
@@ -19,6 +20,8 @@ pub mod gitignore;
 pub mod glob_pattern;
 mod glob_search;
 mod grep;
+mod grep_file;
+mod grep_tree;
 pub mod regex;
 pub mod walk;
 

@@ -3,24 +3,31 @@
 //! * Entries come in a deterministic order: each folder's entries sorted by name (bytes),
 //!   a folder before its contents; so the relative paths come out in [`Path`] order.
 //! * A symbolic link is reported as [`EntryKind::Symlink`] and neither read nor entered,
-//!   wherever it points. Kinds come from the folder listing (`lstat` semantics), and files are
-//!   opened with `O_NOFOLLOW` ([`open_no_follow`]), so a file swapped for a link after the
-//!   listing is refused too.
+//!   wherever it points. Kinds come from the folder listing (`lstat` semantics).
+//! * Every folder below the base is opened from its parent's handle (`openat(2)` with
+//!   `O_NOFOLLOW`) and listed through that handle, and each entry carries the handle of its
+//!   folder: files are opened from it ([`open_entry`], `O_NOFOLLOW`), never by path. So a file
+//!   or folder swapped for a link after the listing is refused, and a folder renamed or
+//!   swapped above cannot redirect the walk out of the tree. Opening from a handle also costs
+//!   the kernel one lookup instead of one per path component.
 //! * `.git` is always skipped; `.gitignore` files are honoured on request (their rules apply
 //!   to their own folder and below; files above the base are not read).
 //! * Entries below the base that cannot be read (permission denied, vanished) are skipped;
 //!   only a failure on the base itself is an error.
 //! * The walk checks `cancel` before every entry.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read};
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::SearchError;
 use super::gitignore::{Gitignore, IgnoreStack};
+use crate::sys;
 
 /// `.gitignore` files larger than this are not read (their rules are not applied).
 const MAX_GITIGNORE_BYTES: u64 = 1 << 20;
@@ -45,6 +52,9 @@ pub struct Entry<'a> {
     /// The components of `relative`.
     pub components: &'a [&'a str],
     pub kind: EntryKind,
+    /// The open folder holding the entry, and the entry's name in it.
+    pub folder: &'a Arc<File>,
+    pub name: &'a OsStr,
 }
 
 /// What the walk does after visiting an entry.
@@ -66,6 +76,7 @@ pub struct WalkOptions {
 
 /// A folder being listed: its entries not yet visited, in reverse order (popped from the end).
 struct Frame {
+    folder: Arc<File>,
     path: PathBuf,
     relative: String,
     depth: usize,
@@ -95,12 +106,19 @@ pub fn walk(
             source: io::Error::new(io::ErrorKind::NotADirectory, "is not a folder"),
         });
     }
-    let entries = list_folder(base).map_err(|source| SearchError::Io {
+    let base_error = |source| SearchError::Io {
         path: base.to_path_buf(),
         source,
-    })?;
-    let ignore = next_ignore(&IgnoreStack::empty(), options, base, 0, &entries);
+    };
+    let folder = OpenOptions::new()
+        .read(true)
+        .custom_flags(sys::O_DIRECTORY)
+        .open(base)
+        .map_err(base_error)?;
+    let entries = list_folder(&handle_path(&folder)).map_err(base_error)?;
+    let ignore = next_ignore(&IgnoreStack::empty(), options, &folder, 0, &entries);
     let mut stack = vec![Frame {
+        folder: Arc::new(folder),
         path: base.to_path_buf(),
         relative: String::new(),
         depth: 0,
@@ -135,6 +153,8 @@ pub fn walk(
             relative: &relative,
             components: &components,
             kind,
+            folder: &frame.folder,
+            name: &name,
         });
         match decision {
             Visit::Stop => return Ok(()),
@@ -144,17 +164,23 @@ pub fn walk(
         if !is_dir {
             continue;
         }
-        // Checked again just before listing: a folder swapped for a link since its parent
-        // was listed is not entered. One that cannot be listed is skipped.
-        if !fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+        // Opened from the parent's handle without following a link: a folder swapped for a
+        // link since its parent was listed is not entered. One that cannot be opened or
+        // listed is skipped.
+        let Ok(folder) = sys::open_at(
+            frame.folder.as_ref(),
+            &name,
+            sys::O_DIRECTORY | sys::O_NOFOLLOW | sys::O_NONBLOCK,
+        ) else {
             continue;
-        }
-        let Ok(entries) = list_folder(&path) else {
+        };
+        let Ok(entries) = list_folder(&handle_path(&folder)) else {
             continue;
         };
         let depth = frame.depth + 1;
-        let ignore = next_ignore(&frame.ignore, options, &path, depth, &entries);
+        let ignore = next_ignore(&frame.ignore, options, &folder, depth, &entries);
         stack.push(Frame {
+            folder: Arc::new(folder),
             path,
             relative,
             depth,
@@ -188,12 +214,17 @@ fn list_folder(path: &Path) -> io::Result<Vec<(OsString, EntryKind)>> {
     Ok(entries)
 }
 
+/// The path through which the process reaches an open handle's file.
+fn handle_path(file: &File) -> PathBuf {
+    PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()))
+}
+
 /// `stack` plus the folder's own `.gitignore`, when the walk honours them and it has one
 /// (a regular file: a linked `.gitignore` is not followed either).
 fn next_ignore(
     stack: &IgnoreStack,
     options: WalkOptions,
-    folder: &Path,
+    folder: &File,
     depth: usize,
     entries: &[(OsString, EntryKind)],
 ) -> IgnoreStack {
@@ -203,7 +234,7 @@ fn next_ignore(
     if !options.respect_gitignore || !has_gitignore {
         return stack.clone();
     }
-    let Ok(file) = open_no_follow(&folder.join(".gitignore")) else {
+    let Ok(file) = open_entry(folder, OsStr::new(".gitignore")) else {
         return stack.clone();
     };
     let mut content = Vec::new();
@@ -217,13 +248,11 @@ fn next_ignore(
     stack.push(depth, Gitignore::parse(&String::from_utf8_lossy(&content)))
 }
 
-/// Opens a file for reading without following a final symbolic link (`O_NOFOLLOW`: a link
-/// gives an error) and without blocking on a FIFO (`O_NONBLOCK`).
-pub(crate) fn open_no_follow(path: &Path) -> io::Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .custom_flags(open_flags::NO_FOLLOW | open_flags::NON_BLOCK)
-        .open(path)
+/// Opens the entry `name` of the open folder `folder` for reading, without following a
+/// symbolic link (`O_NOFOLLOW`: a link gives an error) and without blocking on a FIFO
+/// (`O_NONBLOCK`).
+pub(crate) fn open_entry(folder: &File, name: &OsStr) -> io::Result<File> {
+    sys::open_at(folder, name, sys::O_NOFOLLOW | sys::O_NONBLOCK)
 }
 
 /// Opens an authorised base file (a link there, such as `/proc/self/fd/<n>`, is followed)
@@ -231,48 +260,8 @@ pub(crate) fn open_no_follow(path: &Path) -> io::Result<File> {
 pub(crate) fn open_base_file(path: &Path) -> io::Result<File> {
     OpenOptions::new()
         .read(true)
-        .custom_flags(open_flags::NON_BLOCK)
+        .custom_flags(sys::O_NONBLOCK)
         .open(path)
-}
-
-/// `open(2)` flag values, which differ between platforms (std does not export them).
-mod open_flags {
-    #[cfg(all(
-        target_os = "linux",
-        any(
-            target_arch = "aarch64",
-            target_arch = "arm",
-            target_arch = "m68k",
-            target_arch = "powerpc",
-            target_arch = "powerpc64"
-        )
-    ))]
-    pub(super) const NO_FOLLOW: i32 = 0o100_000;
-    #[cfg(all(
-        target_os = "linux",
-        not(any(
-            target_arch = "aarch64",
-            target_arch = "arm",
-            target_arch = "m68k",
-            target_arch = "powerpc",
-            target_arch = "powerpc64"
-        ))
-    ))]
-    pub(super) const NO_FOLLOW: i32 = 0o400_000;
-    #[cfg(target_os = "linux")]
-    pub(super) const NON_BLOCK: i32 = if cfg!(any(target_arch = "mips", target_arch = "mips64")) {
-        0x80
-    } else if cfg!(target_arch = "sparc64") {
-        0x4000
-    } else {
-        0o4000
-    };
-    #[cfg(target_vendor = "apple")]
-    pub(super) const NO_FOLLOW: i32 = 0x0100;
-    #[cfg(target_vendor = "apple")]
-    pub(super) const NON_BLOCK: i32 = 0x0004;
-    #[cfg(not(any(target_os = "linux", target_vendor = "apple")))]
-    compile_error!("tool-runner's search needs the O_NOFOLLOW value of this platform");
 }
 
 #[cfg(test)]

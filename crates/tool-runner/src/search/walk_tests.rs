@@ -112,10 +112,7 @@ fn an_open_folder_handle_works_as_the_base() {
     let dir = TestDir::new("walk-proc-fd");
     dir.write("inside.txt", "x");
     let handle = File::open(dir.path()).unwrap();
-    let base = PathBuf::from(format!(
-        "/proc/self/fd/{}",
-        std::os::fd::AsRawFd::as_raw_fd(&handle)
-    ));
+    let base = PathBuf::from(format!("/proc/self/fd/{}", handle.as_raw_fd()));
     assert_eq!(
         names(&collect(&base, WalkOptions::default())),
         ["inside.txt"]
