@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 use tool_protocol::{ErrorCode, HostFrame, Line, LineReader, RootMode, RunnerFrame};
 
 use crate::path_guard::{Location, Options, PathGuard, proc_path};
+use crate::search::glob_pattern::GlobPattern;
+use crate::search::regex::memchr::{count_byte, find_byte, rfind_byte};
+use crate::search::regex::{Regex, RegexOptions};
 
 /// Codec invariants over arbitrary bytes split into lines:
 /// * a host or runner frame that decodes re-encodes canonically and decodes to itself;
@@ -186,4 +189,94 @@ pub fn path_resolver(fixture: &PathFixture, data: &[u8]) {
         panic!("{path:?} resolved outside the roots: {}", real.display());
     };
     assert_eq!(resolved.mode, expected, "{path:?} got the wrong mode");
+}
+
+/// Search invariants. Input: one flag byte (bit 0: case-insensitive; bit 1: the glob path is a
+/// folder), then the pattern, a NUL byte, and the text to search.
+/// * any pattern compiles or is refused without panicking, as a regex and as a glob;
+/// * the prefiltered line search, the plain lazy-DFA search and the Pike VM agree on which
+///   lines match;
+/// * the word-at-a-time byte scans agree with plain loops on the text.
+pub fn regex(data: &[u8]) {
+    let Some((&flags, rest)) = data.split_first() else {
+        return;
+    };
+    let split = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
+    let (pattern, input) = rest.split_at(split);
+    let input = input.get(1..).unwrap_or_default();
+    byte_scans(input, pattern.first().copied().unwrap_or(b'\n'));
+    let Ok(pattern) = std::str::from_utf8(pattern) else {
+        return;
+    };
+    if let Ok(glob) = GlobPattern::new(pattern) {
+        let _ = glob.matches(&String::from_utf8_lossy(input), flags & 2 != 0);
+    }
+    let options = RegexOptions {
+        case_insensitive: flags & 1 != 0,
+    };
+    let Ok(regex) = Regex::with_options(pattern, options) else {
+        return;
+    };
+    let plain = regex.clone().without_prefilter();
+    let mut prefiltered = regex.line_searcher();
+    let mut automaton = plain.line_searcher();
+    let with_prefilter: Vec<_> = prefiltered.matching_lines(input).collect();
+    let without_prefilter: Vec<_> = automaton.matching_lines(input).collect();
+    assert_eq!(
+        with_prefilter, without_prefilter,
+        "prefilter changed the answer"
+    );
+    if let Ok(text) = std::str::from_utf8(input) {
+        for line in text.split('\n') {
+            assert_eq!(
+                regex.find(line).is_some(),
+                automaton.is_match_line(line.as_bytes()),
+                "Pike VM and DFA disagree on {line:?}"
+            );
+        }
+    }
+}
+
+/// `count_byte`, `find_byte` and `rfind_byte` against plain loops, for `needle` and the
+/// newline, from every offset of short texts and a few of long ones.
+fn byte_scans(text: &[u8], needle: u8) {
+    let offsets: Vec<usize> = if text.len() <= 64 {
+        (0..=text.len() + 1).collect()
+    } else {
+        vec![
+            0,
+            1,
+            7,
+            8,
+            15,
+            16,
+            17,
+            text.len() / 2,
+            text.len() - 1,
+            text.len(),
+        ]
+    };
+    for byte in [needle, b'\n'] {
+        let count = text.iter().filter(|&&b| b == byte).count();
+        assert_eq!(count_byte(text, byte), count, "count_byte({byte})");
+        for &from in &offsets {
+            let forward = text
+                .get(from..)
+                .and_then(|rest| rest.iter().position(|&b| b == byte))
+                .map(|p| p + from);
+            assert_eq!(
+                find_byte(text, from, byte),
+                forward,
+                "find_byte({byte}, {from})"
+            );
+            let backward = text[..from.min(text.len())]
+                .iter()
+                .rposition(|&b| b == byte);
+            assert_eq!(
+                rfind_byte(text, from, byte),
+                backward,
+                "rfind_byte({byte}, {from})"
+            );
+        }
+    }
 }

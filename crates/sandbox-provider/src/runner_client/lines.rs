@@ -3,6 +3,9 @@
 //!
 //! Bytes are read straight into the line buffer (no second buffer to copy out of), and a line is
 //! handed out as a borrowed slice, so the download path touches each byte once before decoding.
+//!
+//! The fuzz target `runner_lines` compiles this file on its own (with `lines_model.rs`, its
+//! reference model): keep its imports to std, tokio, memchr and tool-protocol.
 
 use std::io;
 
@@ -32,16 +35,25 @@ pub struct FrameReader<R> {
     scanned: usize,
     /// Bytes of an over-long line dropped so far.
     dropped: usize,
+    /// The longest line handed out; longer ones are [`RawLine::TooLong`].
+    limit: usize,
 }
 
 impl<R: AsyncRead + Unpin> FrameReader<R> {
+    /// A reader with the protocol's limit, [`MAX_LINE_BYTES`].
     pub fn new(inner: R) -> Self {
+        Self::with_limit(inner, MAX_LINE_BYTES)
+    }
+
+    /// A reader whose lines may be at most `limit` bytes (the fuzz target uses small limits).
+    pub fn with_limit(inner: R, limit: usize) -> Self {
         Self {
             inner,
             buf: Vec::new(),
             start: 0,
             scanned: 0,
             dropped: 0,
+            limit,
         }
     }
 
@@ -58,7 +70,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                 self.start = end + 1;
                 self.scanned = self.start;
                 let len = std::mem::take(&mut self.dropped) + end;
-                if len > MAX_LINE_BYTES {
+                if len > self.limit {
                     return Ok(Some(RawLine::TooLong { len }));
                 }
                 let line = &self.buf[..end];
@@ -67,13 +79,16 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                 )));
             }
             self.scanned = self.buf.len();
-            if self.dropped + self.buf.len() > MAX_LINE_BYTES {
+            if self.dropped + self.buf.len() > self.limit {
                 // Over the limit: count the bytes, keep none.
                 self.dropped += self.buf.len();
                 self.buf.clear();
                 self.scanned = 0;
             }
-            self.buf.reserve(READ_CHUNK);
+            // No read needs room for more than one line past the limit (small limits are
+            // the fuzz target's; the protocol's is far above a chunk).
+            self.buf
+                .reserve(READ_CHUNK.min(self.limit.saturating_add(1)));
             if self.inner.read_buf(&mut self.buf).await? == 0 {
                 let len = std::mem::take(&mut self.dropped) + self.buf.len();
                 if len == 0 {
@@ -81,7 +96,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                 }
                 self.start = self.buf.len();
                 self.scanned = self.start;
-                if len > MAX_LINE_BYTES {
+                if len > self.limit {
                     return Ok(Some(RawLine::TooLong { len }));
                 }
                 let line = &self.buf[..];

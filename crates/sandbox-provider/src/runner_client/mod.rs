@@ -5,6 +5,8 @@
 //! a [`RunnerConnection`]; only the byte stream under it differs.
 
 mod lines;
+#[cfg(test)]
+mod lines_model;
 
 use lines::{FrameReader, RawLine};
 

@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::PathBuf;
 
-use tool_runner::fuzzing::{PathFixture, codec, path_resolver};
+use tool_runner::fuzzing::{PathFixture, codec, path_resolver, regex};
 
 fn corpus(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -39,6 +39,14 @@ fn the_path_resolver_corpus_keeps_its_invariants() {
     let fixture = PathFixture::create(&dir.path().join("tree")).unwrap();
     for (path, bytes) in corpus("path_resolver") {
         let outcome = std::panic::catch_unwind(|| path_resolver(&fixture, &bytes));
+        assert!(outcome.is_ok(), "{} broke an invariant", path.display());
+    }
+}
+
+#[test]
+fn the_regex_corpus_keeps_its_invariants() {
+    for (path, bytes) in corpus("regex") {
+        let outcome = std::panic::catch_unwind(|| regex(&bytes));
         assert!(outcome.is_ok(), "{} broke an invariant", path.display());
     }
 }
