@@ -1,10 +1,13 @@
 //! The local wall's costs, measured against direct mode in the same run:
 //! * wall start, attestation included (target: p50 ≤ 100 ms), and the same wall without its
-//!   resource limits (no cgroup), to show what the limits cost;
+//!   resource limits (no cgroup), to show what the limits cost, and the floor of any bubblewrap
+//!   sandbox: a bare `bwrap` (new namespaces, `/` read-only) running `true`;
 //! * a small `read_file` through the wall vs through a direct runner (target: within 20 %).
 //!
 //! `cargo bench -p sandbox-provider --bench local_wall` (set `PADDOCK_TOOL_RUNNER` and
-//! `PADDOCK_WALL` to use prebuilt binaries; otherwise they are built).
+//! `PADDOCK_WALL` to use prebuilt binaries; otherwise they are built). `-- --smoke` (as
+//! `cargo xtask bench-smoke` runs it) takes fewer samples and prints the start's ratio to the
+//! bare `bwrap` on a `ratio:` line for the smoke to check.
 
 #![allow(clippy::print_stdout, reason = "a bench binary reports on stdout")]
 #![allow(
@@ -24,8 +27,9 @@ use sandbox_provider::{Sandbox, SandboxProvider, SandboxRequest};
 use tokio_util::sync::CancellationToken;
 use tool_protocol::{ReadFile, ToolRequest};
 
-const STARTS: usize = 30;
-const CALLS: usize = 2000;
+/// Starts and calls per side: (full run, smoke run).
+const STARTS: (usize, usize) = (30, 12);
+const CALLS: (usize, usize) = (2000, 400);
 
 fn percentile(samples: &mut [Duration], p: f64) -> Duration {
     samples.sort();
@@ -37,20 +41,31 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// Starts (and closes) a sandbox of each provider in turn, so that load from other processes
-/// on the machine falls on all of them alike.
+/// Starts (and closes) a sandbox of each provider in turn, then a bare `bwrap`, so that load
+/// from other processes on the machine falls on all of them alike. The last list of the result
+/// holds the bare `bwrap` starts.
 async fn time_starts(
     providers: &[&dyn SandboxProvider],
     request: &SandboxRequest,
+    starts: usize,
 ) -> Vec<Vec<Duration>> {
-    let mut samples = vec![Vec::new(); providers.len()];
-    for _ in 0..STARTS {
+    let mut samples = vec![Vec::new(); providers.len() + 1];
+    for _ in 0..starts {
         for (provider, samples) in providers.iter().zip(samples.iter_mut()) {
             let started = Instant::now();
             let sandbox = provider.start(request, &|_| {}).await.unwrap();
             samples.push(started.elapsed());
             sandbox.close().await.unwrap();
         }
+        let started = Instant::now();
+        let status = tokio::process::Command::new("bwrap")
+            .args(["--unshare-all", "--die-with-parent", "--ro-bind", "/", "/"])
+            .args(["--proc", "/proc", "--dev", "/dev", "true"])
+            .status()
+            .await
+            .unwrap();
+        samples[providers.len()].push(started.elapsed());
+        assert!(status.success(), "bare bwrap failed: {status}");
     }
     samples
 }
@@ -60,6 +75,7 @@ async fn time_reads(
     direct: &dyn Sandbox,
     local: &dyn Sandbox,
     path: &str,
+    calls: usize,
 ) -> (Vec<Duration>, Vec<Duration>) {
     let cancel = CancellationToken::new();
     let call = || {
@@ -73,8 +89,8 @@ async fn time_reads(
         direct.call(call(), None, &cancel).await.result.unwrap();
         local.call(call(), None, &cancel).await.result.unwrap();
     }
-    let (mut d, mut l) = (Vec::with_capacity(CALLS), Vec::with_capacity(CALLS));
-    for _ in 0..CALLS {
+    let (mut d, mut l) = (Vec::with_capacity(calls), Vec::with_capacity(calls));
+    for _ in 0..calls {
         for (sandbox, samples) in [(direct, &mut d), (local, &mut l)] {
             let started = Instant::now();
             sandbox.call(call(), None, &cancel).await.result.unwrap();
@@ -85,6 +101,12 @@ async fn time_reads(
 }
 
 fn main() {
+    let smoke = std::env::args().any(|arg| arg == "--smoke");
+    let (starts, calls) = if smoke {
+        (STARTS.1, CALLS.1)
+    } else {
+        (STARTS.0, CALLS.0)
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -134,16 +156,18 @@ fn main() {
         let unlimited = LocalProvider::new(unlimited);
         let direct = DirectProvider::new(runner);
 
-        let mut starts = time_starts(&[&direct, &local, &unlimited], &request).await;
-        let (d50, l50, u50) = (
-            percentile(&mut starts[0], 0.5),
-            percentile(&mut starts[1], 0.5),
-            percentile(&mut starts[2], 0.5),
+        let mut samples = time_starts(&[&direct, &local, &unlimited], &request, starts).await;
+        let (d50, l50, u50, b50) = (
+            percentile(&mut samples[0], 0.5),
+            percentile(&mut samples[1], 0.5),
+            percentile(&mut samples[2], 0.5),
+            percentile(&mut samples[3], 0.5),
         );
-        let mut local_starts = starts.swap_remove(1);
+        let mut local_starts = samples.swap_remove(1);
         let l95 = percentile(&mut local_starts, 0.95);
-        println!("start (attestation included), {STARTS} starts each:");
+        println!("start (attestation included), {starts} starts each:");
         println!("  direct  p50 {:8.2} ms", ms(d50));
+        println!("  bare bwrap running `true`, p50 {:8.2} ms", ms(b50));
         println!(
             "  local   p50 {:8.2} ms   p95 {:8.2} ms   (target p50 <= 100 ms: {})",
             ms(l50),
@@ -151,9 +175,16 @@ fn main() {
             if ms(l50) <= 100.0 { "met" } else { "MISSED" }
         );
         println!(
-            "  ratio local/direct {:.2}",
-            l50.as_secs_f64() / d50.as_secs_f64()
+            "  ratio local/direct {:.2}, local/bare bwrap {:.2}",
+            l50.as_secs_f64() / d50.as_secs_f64(),
+            l50.as_secs_f64() / b50.as_secs_f64()
         );
+        if smoke {
+            println!(
+                "ratio: local_wall.start_over_bare_bwrap = {:.2}",
+                l50.as_secs_f64() / b50.as_secs_f64()
+            );
+        }
         let probe = local.start(&request, &|_| {}).await.unwrap();
         let mechanism = probe
             .attestation()
@@ -170,13 +201,18 @@ fn main() {
         let path = file.display().to_string();
         let direct_sandbox = direct.start(&request, &|_| {}).await.unwrap();
         let local_sandbox = local.start(&request, &|_| {}).await.unwrap();
-        let (mut direct_reads, mut local_reads) =
-            time_reads(direct_sandbox.as_ref(), local_sandbox.as_ref(), &path).await;
+        let (mut direct_reads, mut local_reads) = time_reads(
+            direct_sandbox.as_ref(),
+            local_sandbox.as_ref(),
+            &path,
+            calls,
+        )
+        .await;
         let (d, l) = (
             percentile(&mut direct_reads, 0.5),
             percentile(&mut local_reads, 0.5),
         );
-        println!("read_file of a 260-byte file, {CALLS} calls each on one persistent runner:");
+        println!("read_file of a 260-byte file, {calls} calls each on one persistent runner:");
         println!(
             "  direct  p50 {:8.1} µs   p95 {:8.1} µs",
             d.as_secs_f64() * 1e6,

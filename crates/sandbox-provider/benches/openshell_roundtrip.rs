@@ -3,7 +3,9 @@
 //! `ExecSandboxInteractive` stream, against the peers' pattern of one `ExecSandbox` running
 //! `cat FILE` per call. Both are measured in the same run; the ratio is printed.
 //!
-//! `cargo bench -p sandbox-provider --bench openshell_roundtrip`
+//! `cargo bench -p sandbox-provider --bench openshell_roundtrip`; `-- --smoke` (as
+//! `cargo xtask bench-smoke` runs it) takes fewer rounds and prints the ratio of the medians on
+//! a `ratio:` line for the smoke to check.
 
 #![allow(
     clippy::unwrap_used,
@@ -22,8 +24,9 @@ use sandbox_provider::openshell::ExecSpec;
 use tokio_util::sync::CancellationToken;
 use tool_protocol::{ReadFile, ToolRequest, ToolResult};
 
-const WARMUP: usize = 10;
-const ROUNDS: usize = 200;
+/// Warm-up rounds and measured rounds: (full run, smoke run).
+const WARMUP: (usize, usize) = (10, 5);
+const ROUNDS: (usize, usize) = (200, 40);
 
 struct Figures {
     median: Duration,
@@ -51,6 +54,12 @@ fn main() {
 }
 
 async fn run() {
+    let smoke = std::env::args().any(|arg| arg == "--smoke");
+    let (warmup, rounds) = if smoke {
+        (WARMUP.1, ROUNDS.1)
+    } else {
+        (WARMUP.0, ROUNDS.0)
+    };
     let h = Harness::start(Auth::Mtls).await;
     let file = h.rw.join("bench.txt");
     std::fs::write(&file, "one line of text for every round trip\n".repeat(20)).unwrap();
@@ -90,13 +99,13 @@ async fn run() {
         }
     };
 
-    for _ in 0..WARMUP {
+    for _ in 0..warmup {
         attached(path.clone()).await;
         per_exec(path.clone()).await;
     }
-    let mut attached_samples = Vec::with_capacity(ROUNDS);
-    let mut exec_samples = Vec::with_capacity(ROUNDS);
-    for _ in 0..ROUNDS {
+    let mut attached_samples = Vec::with_capacity(rounds);
+    let mut exec_samples = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
         let started = Instant::now();
         attached(path.clone()).await;
         attached_samples.push(started.elapsed());
@@ -107,7 +116,7 @@ async fn run() {
     let a = figures(attached_samples);
     let e = figures(exec_samples);
     println!(
-        "openshell tool-call round trip through the gateway double ({ROUNDS} rounds, interleaved)"
+        "openshell tool-call round trip through the gateway double ({rounds} rounds, interleaved)"
     );
     println!("{:<40} {:>12} {:>12} {:>12}", "", "median", "mean", "p90");
     println!(
@@ -123,5 +132,11 @@ async fn run() {
         e.median.as_secs_f64() / a.median.as_secs_f64(),
         e.mean.as_secs_f64() / a.mean.as_secs_f64()
     );
+    if smoke {
+        println!(
+            "ratio: openshell.exec_over_attached = {:.2}",
+            e.median.as_secs_f64() / a.median.as_secs_f64()
+        );
+    }
     sandbox_provider::Sandbox::close(&*sandbox).await.unwrap();
 }

@@ -3,12 +3,16 @@
 //! `cargo bench -p tool-runner --bench grep` builds a 20 000-file tree (mixed sizes, some
 //! binary files, a `.gitignore`, a `.git` folder) in the temporary folder, then times each
 //! search as the median of several warm runs and prints both times and their ratio.
+//! Ours gets the tree as the `grep` tool passes it: an open handle, `/proc/self/fd/<n>`.
 //! GNU grep gets the flags that make it do the same work as ours: `-I` (skip binary files),
 //! `--exclude-dir=.git`, `--exclude` for what the `.gitignore` ignores; its output is read
 //! through a pipe (with stdout on `/dev/null` it would stop at the first match). It runs twice:
 //! with `LC_ALL=C.UTF-8` (UTF-8-aware, as ours is) and with `LC_ALL=C` (bytes, its fastest).
 //!
-//! Without `--bench` (as `cargo test --benches` runs it) it checks a small tree once.
+//! Without `--bench` (as `cargo test --benches` runs it) it checks a small tree once. With
+//! `-- --smoke` (as `cargo xtask bench-smoke` runs it) each time is the median of 3 runs, and
+//! each search's ratio to the faster of the two GNU runs is printed on a `ratio:` line for the
+//! smoke to check.
 
 #![allow(
     clippy::print_stdout,
@@ -17,6 +21,7 @@
 
 use std::error::Error;
 use std::fs;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
@@ -30,6 +35,8 @@ type Result<T> = std::result::Result<T, Box<dyn Error>>;
 /// One search to time: our pattern and GNU grep's flags for the same search.
 struct Case {
     label: &'static str,
+    /// The name of its `ratio:` line.
+    key: &'static str,
     pattern: &'static str,
     gnu_flags: &'static [&'static str],
 }
@@ -37,16 +44,19 @@ struct Case {
 const CASES: &[Case] = &[
     Case {
         label: "literal",
+        key: "grep.literal",
         pattern: "PADDOCK_NEEDLE",
         gnu_flags: &["-rn"],
     },
     Case {
         label: "regex with a required literal",
+        key: "grep.regex_with_literal",
         pattern: r"fn \w+_handler\(",
         gnu_flags: &["-rnE"],
     },
     Case {
         label: "regex without a usable literal",
+        key: "grep.regex_without_literal",
         pattern: r"\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b",
         gnu_flags: &["-rnE"],
     },
@@ -54,7 +64,12 @@ const CASES: &[Case] = &[
 
 fn main() -> Result<()> {
     let full = std::env::args().any(|arg| arg == "--bench");
-    let (files, runs) = if full { (20_000, 7) } else { (300, 1) };
+    let smoke = std::env::args().any(|arg| arg == "--smoke");
+    let (files, runs) = match (full, smoke) {
+        (false, _) => (300, 1),
+        (true, true) => (20_000, 3),
+        (true, false) => (20_000, 7),
+    };
     let root = std::env::temp_dir().join(format!("paddock-grep-bench-{}", std::process::id()));
     let outcome = generate(&root, files).and_then(|tree| {
         if !full {
@@ -68,13 +83,17 @@ fn main() -> Result<()> {
             tree.binary,
             tree.ignored
         );
-        CASES.iter().try_for_each(|case| measure(&root, case, runs))
+        CASES
+            .iter()
+            .try_for_each(|case| measure(&root, case, runs, smoke))
     });
     let _ = fs::remove_dir_all(&root);
     outcome
 }
 
-fn measure(root: &Path, case: &Case, runs: usize) -> Result<()> {
+fn measure(root: &Path, case: &Case, runs: usize, smoke: bool) -> Result<()> {
+    let handle = fs::File::open(root)?;
+    let base = PathBuf::from(format!("/proc/self/fd/{}", handle.as_raw_fd()));
     let args = Grep {
         pattern: case.pattern.to_owned(),
         path: None,
@@ -87,7 +106,7 @@ fn measure(root: &Path, case: &Case, runs: usize) -> Result<()> {
     let cancel = AtomicBool::new(false);
     let mut ours_lines = 0;
     let ours = median(runs, || {
-        let result = search::grep(root, &args, &cancel)?;
+        let result = search::grep(&base, &args, &cancel)?;
         ours_lines = result.matches.len();
         Ok(())
     })?;
@@ -97,6 +116,7 @@ fn measure(root: &Path, case: &Case, runs: usize) -> Result<()> {
         case.pattern,
         ms(ours)
     );
+    let mut fastest_gnu = Duration::MAX;
     for locale in ["C.UTF-8", "C"] {
         let mut gnu_lines = 0;
         let gnu = median(runs, || {
@@ -119,6 +139,7 @@ fn measure(root: &Path, case: &Case, runs: usize) -> Result<()> {
             )
             .into());
         }
+        fastest_gnu = fastest_gnu.min(gnu);
         line.push_str(&format!(
             "; GNU grep {} LC_ALL={locale} {:.1} ms, ratio {:.2}x",
             case.gnu_flags.join(" "),
@@ -127,6 +148,13 @@ fn measure(root: &Path, case: &Case, runs: usize) -> Result<()> {
         ));
     }
     println!("{line}");
+    if smoke {
+        println!(
+            "ratio: {} = {:.3}",
+            case.key,
+            ours.as_secs_f64() / fastest_gnu.as_secs_f64()
+        );
+    }
     Ok(())
 }
 

@@ -6,6 +6,9 @@
 //!
 //! The runner is `PADDOCK_TOOL_RUNNER` when set (`cargo xtask bench` sets the static release
 //! build), else the binary cargo built for this bench.
+//!
+//! `-- --smoke` (as `cargo xtask bench-smoke` runs it) measures 1 and 2 only, with fewer calls,
+//! and prints the ratio on a `ratio:` line for the smoke to check.
 
 #![allow(
     clippy::print_stdout,
@@ -202,15 +205,35 @@ fn median(mut times: Vec<Duration>) -> Duration {
     times[times.len() / 2]
 }
 
+/// Prints the small-call figures: the runner's round trip against a spawn per call.
+fn report_calls(ours: &[Duration], theirs: &[Duration], calls: usize, spawns: usize) {
+    let (p50, p99) = (percentile(ours, 0.5), percentile(ours, 0.99));
+    let spawn_p50 = percentile(theirs, 0.5);
+    println!(
+        "  read_file 4 KiB round trip  p50 {:.3} ms   p99 {:.3} ms   ({calls} calls)",
+        ms(p50),
+        ms(p99)
+    );
+    println!(
+        "  bash -c 'cat FILE' per call p50 {:.3} ms   ({spawns} spawns)",
+        ms(spawn_p50)
+    );
+    println!(
+        "  persistent runner vs spawn  {:.1}x faster at p50",
+        spawn_p50.as_secs_f64() / p50.as_secs_f64()
+    );
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` runs this once quickly.
     let quick = !std::env::args().any(|a| a == "--bench");
+    let smoke = std::env::args().any(|a| a == "--smoke");
     let dir = std::env::temp_dir().join(format!("paddock-runner-bench-{}", std::process::id()));
     fs::create_dir_all(&dir).unwrap();
     let dir = fs::canonicalize(&dir).unwrap();
     let small: Vec<u8> = (0..4096).map(|i| b"abcdefghij\n"[i % 11]).collect();
     fs::write(dir.join("small.txt"), &small).unwrap();
-    let big_size = if quick { 1 << 20 } else { 64 << 20 };
+    let big_size = if quick || smoke { 1 << 20 } else { 64 << 20 };
     let big: Vec<u8> = (0..big_size)
         .map(|i: usize| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
@@ -219,14 +242,27 @@ fn main() {
     let (mut runner, hello_after) = Runner::start(&dir);
     let (calls, spawns, rounds) = if quick {
         (50, 10, 1)
+    } else if smoke {
+        (4_000, 200, 0)
     } else {
         (20_000, 500, 11)
     };
     small_calls(&mut runner, calls / 10); // warm up
     let ours = small_calls(&mut runner, calls);
     let theirs = spawn_per_call(&dir.join("small.txt"), spawns);
-    let (p50, p99) = (percentile(&ours, 0.5), percentile(&ours, 0.99));
+    let p50 = percentile(&ours, 0.5);
     let spawn_p50 = percentile(&theirs, 0.5);
+    if smoke {
+        println!("tool-runner benchmark, smoke ({})", runner_exe().display());
+        report_calls(&ours, &theirs, calls, spawns);
+        println!(
+            "ratio: runner.spawn_over_call = {:.2}",
+            spawn_p50.as_secs_f64() / p50.as_secs_f64()
+        );
+        drop(runner);
+        let _ = fs::remove_dir_all(&dir);
+        return;
+    }
 
     download(&mut runner, big_size); // warm the page cache and the runner
     raw_pipe(&dir.join("big.bin"), big_size);
@@ -245,19 +281,7 @@ fn main() {
 
     println!("tool-runner benchmark ({})", runner_exe().display());
     println!("  start-up to hello           {:8.2} ms", ms(hello_after));
-    println!(
-        "  read_file 4 KiB round trip  p50 {:.3} ms   p99 {:.3} ms   ({calls} calls)",
-        ms(p50),
-        ms(p99)
-    );
-    println!(
-        "  bash -c 'cat FILE' per call p50 {:.3} ms   ({spawns} spawns)",
-        ms(spawn_p50)
-    );
-    println!(
-        "  persistent runner vs spawn  {:.1}x faster at p50",
-        spawn_p50.as_secs_f64() / p50.as_secs_f64()
-    );
+    report_calls(&ours, &theirs, calls, spawns);
     println!(
         "  download {mib:.0} MiB             {:8.1} ms  {:7.0} MiB/s (median of {rounds})",
         ms(downloads),

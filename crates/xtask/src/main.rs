@@ -7,6 +7,8 @@
 // This binary talks to a human on a terminal; printing is its job.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod bench_smoke;
+mod fuzz_smoke;
 mod system;
 mod tasks;
 
@@ -16,13 +18,18 @@ const HELP: &str = "\
 cargo xtask <task>
 
   up          set up the machine, build, and start the product on its embedded default
-  ci          everything CI checks: setup, format, lints, the whole test suite, bench smoke
+  ci          everything CI checks: setup, format, lints, the whole test suite, bench smoke,
+              fuzz smoke
   setup       install the system packages the project needs (apt-get; skipped when present)
   lint        cargo fmt --check and clippy with warnings denied
   test        the whole test suite (nextest, then doc tests)
   runner      build the static tool-runner that is mounted into sandboxes; prints its path
-  bench       run the benchmarks (criterion); figures go in docs/performance.md
+  bench       run the benchmarks; figures go in docs/performance.md
+  bench-smoke re-measure the headline ratios of docs/performance.md; fails when one regresses
+              past its stated margin
   fuzz T [S]  run fuzz target T for S seconds (default 60) with cargo-fuzz on nightly
+  fuzz-smoke [S]
+              every fuzz target for S seconds (default 30) from its corpus; fails on a crash
   help        this text
 ";
 
@@ -38,7 +45,9 @@ fn main() -> ExitCode {
         "test" => tasks::test(rest),
         "runner" => tasks::runner().map(|path| println!("{}", path.display())),
         "bench" => tasks::bench(rest),
+        "bench-smoke" => bench_smoke::bench_smoke(),
         "fuzz" => tasks::fuzz(rest),
+        "fuzz-smoke" => fuzz_smoke::fuzz_smoke(rest),
         "help" | "-h" | "--help" => {
             print!("{HELP}");
             Ok(())

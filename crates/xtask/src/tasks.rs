@@ -3,10 +3,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::system;
+use crate::{bench_smoke, fuzz_smoke, system};
 
 /// The workspace root (xtask lives in `crates/xtask`).
-fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     manifest
         .ancestors()
@@ -15,13 +15,28 @@ fn root() -> PathBuf {
         .unwrap_or(manifest)
 }
 
-fn cargo() -> Command {
+pub(crate) fn cargo() -> Command {
     let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     command.current_dir(root());
     command
 }
 
-fn run(mut command: Command) -> Result<(), String> {
+/// `cargo` of the nightly toolchain (cargo-fuzz needs it), through rustup: `cargo()` is the
+/// pinned toolchain's own binary, which does not understand `+nightly`. What the outer cargo
+/// exported about its toolchain is removed, so nothing of the pinned one leaks in.
+pub(crate) fn nightly_cargo() -> Command {
+    let mut command = Command::new("rustup");
+    command
+        .args(["run", "nightly", "cargo"])
+        .env_remove("CARGO")
+        .env_remove("RUSTC")
+        .env_remove("RUSTDOC")
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .current_dir(root());
+    command
+}
+
+pub(crate) fn run(mut command: Command) -> Result<(), String> {
     let shown = format!("{command:?}").replace('"', "");
     println!("$ {shown}");
     let status = command
@@ -94,12 +109,16 @@ fn wall_launcher() -> Result<PathBuf, String> {
 /// The binaries tests and benches start, built once up front and named through environment
 /// variables (`test_support::binaries` reads them), so no test builds anything itself.
 fn test_binaries(command: &mut Command) -> Result<(), String> {
-    let runner = runner()?;
-    let wall = wall_launcher()?;
+    let (runner, wall) = built_binaries()?;
     command
         .env("PADDOCK_TOOL_RUNNER", &runner)
         .env("PADDOCK_WALL", &wall);
     Ok(())
+}
+
+/// The static tool-runner and the wall launcher, built (or found up to date): their paths.
+pub(crate) fn built_binaries() -> Result<(PathBuf, PathBuf), String> {
+    Ok((runner()?, wall_launcher()?))
 }
 
 /// Set up, build, and start the product on its embedded default (the local wall).
@@ -201,7 +220,9 @@ pub fn test(args: &[String]) -> Result<(), String> {
 pub fn ci() -> Result<(), String> {
     system::ensure_test_packages()?;
     lint()?;
-    test(&[])
+    test(&[])?;
+    bench_smoke::bench_smoke()?;
+    fuzz_smoke::fuzz_smoke(&[])
 }
 
 pub fn bench(args: &[String]) -> Result<(), String> {
@@ -216,15 +237,26 @@ pub fn fuzz(args: &[String]) -> Result<(), String> {
         .first()
         .ok_or("name a fuzz target (see fuzz/fuzz_targets/)")?;
     let seconds = args.get(1).map(String::as_str).unwrap_or("60");
-    if !have("cargo-fuzz") {
-        let mut install = cargo();
-        install.args(["install", "cargo-fuzz", "--locked"]);
-        run(install)?;
-    }
-    let mut command = cargo();
+    ensure_cargo_fuzz()?;
+    let mut command = nightly_cargo();
     command
-        .args(["+nightly", "fuzz", "run", target.as_str()])
+        .args(["fuzz", "run", target.as_str()])
         .args(["--", &format!("-max_total_time={seconds}")]);
-    command.current_dir(root());
     run(command)
+}
+
+/// Installs cargo-fuzz (from crates.io, with its locked dependencies) when it is missing;
+/// fails naming the nightly toolchain when that is missing (rustup installs it, not apt).
+pub(crate) fn ensure_cargo_fuzz() -> Result<(), String> {
+    let mut nightly = nightly_cargo();
+    nightly.arg("--version");
+    if !nightly.output().is_ok_and(|out| out.status.success()) {
+        return Err("fuzzing needs the nightly toolchain: rustup toolchain install nightly".into());
+    }
+    if have("cargo-fuzz") {
+        return Ok(());
+    }
+    let mut install = cargo();
+    install.args(["install", "cargo-fuzz", "--locked"]);
+    run(install)
 }
