@@ -2,7 +2,7 @@
 //!
 //! std only, so it builds in about a second on a fresh machine. Every task that needs system
 //! packages installs them first (idempotently), so the README's two commands work on a fresh
-//! Debian 12 machine that has only the Rust toolchain, node/npm and python3.
+//! Debian 12 machine that has only the Rust toolchain (with nightly, for the fuzz smoke).
 
 // This binary talks to a human on a terminal; printing is its job.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
