@@ -2,8 +2,8 @@
 //! puts the results back in walk order.
 //!
 //! * The walk runs on the calling thread and hands files, numbered in walk order, to a bounded
-//!   queue in batches of [`BATCH`] (one hand-over per file cost a thread wake-up per file, more
-//!   than searching a small file). One worker per available core (at most [`MAX_WORKERS`])
+//!   queue in batches of [`BATCH`] files from at most [`FOLDERS_PER_BATCH`] folders (one
+//!   hand-over per file cost a thread wake-up per file, more than searching a small file). One worker per available core (at most [`MAX_WORKERS`])
 //!   takes batches from the queue, each with its own DFA cache and read buffer, and sends back
 //!   what it found.
 //! * [`Collector`] applies the results strictly in walk order, so the answer is the one a
@@ -35,6 +35,10 @@ use super::walk::{Entry, EntryKind, Visit, WalkOptions, open_entry, walk};
 pub(crate) const MAX_WORKERS: usize = 8;
 /// Files per hand-over to a worker.
 const BATCH: usize = 64;
+/// Folders a batch may hold open (each file keeps its folder's handle until it is searched), so
+/// that a tree of one file per folder cannot run the process out of file descriptors: at most
+/// this many per batch queued or being searched.
+const FOLDERS_PER_BATCH: usize = 16;
 /// Batches queued per worker (bounds the work done past a full result).
 const QUEUE_PER_WORKER: usize = 2;
 
@@ -53,6 +57,8 @@ pub(crate) struct TreeSearch<'a> {
 struct Batch {
     first: usize,
     files: Vec<FileRef>,
+    /// How many different folders `files` come from (a folder's files are consecutive).
+    folders: usize,
 }
 
 /// A file found by the walk: its folder's handle, its name there, and its path as reported.
@@ -185,7 +191,23 @@ impl Batch {
         Self {
             first,
             files: Vec::with_capacity(BATCH),
+            folders: 0,
         }
+    }
+
+    fn push(&mut self, file: FileRef) {
+        let same_folder = self
+            .files
+            .last()
+            .is_some_and(|last| Arc::ptr_eq(&last.folder, &file.folder));
+        if !same_folder {
+            self.folders += 1;
+        }
+        self.files.push(file);
+    }
+
+    fn is_full(&self) -> bool {
+        self.files.len() >= BATCH || self.folders >= FOLDERS_PER_BATCH
     }
 }
 
@@ -202,8 +224,8 @@ impl Dispatcher<'_> {
                 });
             }
             Feed::Workers { batch, .. } => {
-                batch.files.push(FileRef::of(entry));
-                if batch.files.len() >= BATCH {
+                batch.push(FileRef::of(entry));
+                if batch.is_full() {
                     self.hand_over();
                 }
             }

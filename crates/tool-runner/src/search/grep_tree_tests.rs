@@ -1,7 +1,9 @@
 //! The threaded tree search against the walking thread alone, and against GNU grep.
 
+use std::fs::File;
 use std::path::Path;
 use std::process::Command;
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use tool_protocol::GrepResult;
@@ -209,4 +211,44 @@ fn the_last_match_before_the_limit_keeps_its_full_after_context_like_gnu_grep() 
         String::from_utf8_lossy(&output.stdout),
         "1:hit one\n2-hit two\n"
     );
+}
+
+#[test]
+fn a_batch_holds_at_most_sixteen_folders_open() {
+    let dir = TestDir::new("grep-batch-folders");
+    let folders: Vec<Arc<File>> = (0..20)
+        .map(|_| Arc::new(File::open(dir.path()).unwrap()))
+        .collect();
+    let file = |folder: &Arc<File>| FileRef {
+        folder: Arc::clone(folder),
+        name: "f".into(),
+        path: dir.path().join("f"),
+    };
+    let mut one_per_folder = Batch::starting_at(0);
+    for folder in &folders {
+        one_per_folder.push(file(folder));
+        if one_per_folder.is_full() {
+            break;
+        }
+    }
+    assert_eq!(one_per_folder.files.len(), FOLDERS_PER_BATCH);
+    let mut one_folder = Batch::starting_at(0);
+    while !one_folder.is_full() {
+        one_folder.push(file(&folders[0]));
+    }
+    assert_eq!((one_folder.files.len(), one_folder.folders), (BATCH, 1));
+}
+
+#[test]
+fn one_file_per_folder_gives_the_single_thread_answer() {
+    let dir = TestDir::new("grep-many-folders");
+    for index in 0..400 {
+        dir.write(
+            &format!("d{index:03}/f.txt"),
+            format!("line\nneedle {index}\n"),
+        );
+    }
+    let alone = search(dir.path(), "needle", 0, u64::MAX, 0);
+    assert_eq!(alone.matches.len(), 400);
+    assert!(search(dir.path(), "needle", 0, u64::MAX, 8) == alone);
 }
