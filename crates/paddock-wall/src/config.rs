@@ -92,6 +92,16 @@ pub struct ResourceRlimit {
     pub hard: Option<u64>,
 }
 
+/// A granted folder as the host pinned it: inside the wall, the launcher opens `path` following
+/// no link and refuses to start unless it finds this device and inode (the folder the host
+/// opened and mounted by handle).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GrantIdentity {
+    pub path: String,
+    pub device: u64,
+    pub inode: u64,
+}
+
 /// Everything `paddock-wall inner` needs to finish the wall and start the sandbox's main process.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WallConfig {
@@ -107,6 +117,10 @@ pub struct WallConfig {
     /// Per-process limits set before the bridge and the main process start.
     #[serde(default)]
     pub rlimits: Vec<ResourceRlimit>,
+    /// The granted folders' identities, checked from inside before Landlock (whose rules for
+    /// these paths are made from the same handles).
+    #[serde(default)]
+    pub grants: Vec<GrantIdentity>,
 }
 
 impl WallConfig {
@@ -142,6 +156,12 @@ impl WallConfig {
                     rule.path
                 )));
             }
+        }
+        if let Some(grant) = self.grants.iter().find(|g| !g.path.starts_with('/')) {
+            return Err(WallError::Config(format!(
+                "granted folder {:?} is not absolute",
+                grant.path
+            )));
         }
         if !self.cwd.starts_with('/') {
             return Err(WallError::Config(format!(
@@ -188,6 +208,11 @@ mod tests {
                 resource: LimitedResource::Data,
                 soft: 1 << 30,
                 hard: Some(1 << 30),
+            }],
+            grants: vec![GrantIdentity {
+                path: "/work".into(),
+                device: 1,
+                inode: 2,
             }],
         }
     }

@@ -10,8 +10,11 @@ use landlock::{
     RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope,
 };
 
+use std::collections::BTreeMap;
+
 use crate::config::{PathAccess, PathRule};
 use crate::error::WallError;
+use crate::pinned::PinnedFolder;
 
 /// The newest Landlock ABI whose rights the wall uses.
 pub const TESTED_ABI: ABI = ABI::V7;
@@ -48,8 +51,13 @@ pub fn rights(access: PathAccess, is_dir: bool) -> BitFlags<AccessFs> {
 }
 
 /// Restricts the calling thread to `rules`. Fails (and the wall refuses to start) when the
-/// kernel lacks ABI 3, a rule's path cannot be opened, or nothing was enforced.
-pub fn apply(rules: &[PathRule]) -> Result<Enforcement, WallError> {
+/// kernel lacks ABI 3, a rule's path cannot be opened, or nothing was enforced. A rule whose
+/// path is in `pinned` (granted folders, opened following no link and checked) is made from
+/// that handle instead of opening the path again.
+pub fn apply(
+    rules: &[PathRule],
+    pinned: &BTreeMap<String, PinnedFolder>,
+) -> Result<Enforcement, WallError> {
     let landlock = |e: landlock::RulesetError| WallError::Landlock(e.to_string());
     let ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
@@ -62,6 +70,12 @@ pub fn apply(rules: &[PathRule]) -> Result<Enforcement, WallError> {
         .map_err(landlock)?;
     let mut created = ruleset.create().map_err(landlock)?;
     for rule in rules {
+        if let Some(folder) = pinned.get(&rule.path) {
+            created = created
+                .add_rule(PathBeneath::new(&folder.fd, rights(rule.access, true)))
+                .map_err(landlock)?;
+            continue;
+        }
         let fd = PathFd::new(&rule.path).map_err(|e| {
             WallError::Landlock(format!("cannot open {} for its rule: {e}", rule.path))
         })?;

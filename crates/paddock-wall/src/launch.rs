@@ -16,9 +16,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::bridge;
-use crate::config::WallConfig;
+use std::collections::BTreeMap;
+
+use crate::config::{GrantIdentity, WallConfig};
 use crate::error::WallError;
 use crate::landlock_rules;
+use crate::pinned;
 use crate::privileges::{self, Forked};
 use crate::seccomp_policy;
 
@@ -90,7 +93,9 @@ pub fn inner(config_path: &Path, command: &[OsString]) -> Result<Infallible, Wal
         })?),
         None => None,
     };
-    landlock_rules::apply(&config.rules)?;
+    let pinned = verify_grants(&config.grants)?;
+    landlock_rules::apply(&config.rules, &pinned)?;
+    drop(pinned);
     seccomp_policy::apply()?;
 
     if let (Some(listener), Some(bridge)) = (listener, &config.bridge) {
@@ -106,6 +111,32 @@ pub fn inner(config_path: &Path, command: &[OsString]) -> Result<Infallible, Wal
             .current_dir(&config.cwd)
             .exec(),
     ))
+}
+
+/// Opens every granted folder as mounted, following no link, and refuses to start unless each
+/// is the folder the host pinned (same device and inode): a grant swapped for a link, or a
+/// mount that landed elsewhere, stops the wall here.
+fn verify_grants(
+    grants: &[GrantIdentity],
+) -> Result<BTreeMap<String, pinned::PinnedFolder>, WallError> {
+    let mut opened = BTreeMap::new();
+    for grant in grants {
+        let folder = pinned::open_folder(&grant.path)
+            .map_err(|e| WallError::Refused(format!("granted folder {e}")))?;
+        let expected = pinned::FolderIdentity {
+            device: grant.device,
+            inode: grant.inode,
+        };
+        if folder.identity != expected {
+            return Err(WallError::Refused(format!(
+                "granted folder {}: inside the wall it is {}, not the folder that was granted \
+                 ({expected}); it was replaced while the wall started",
+                grant.path, folder.identity
+            )));
+        }
+        opened.insert(grant.path.clone(), folder);
+    }
+    Ok(opened)
 }
 
 /// Starts the bridge in a grandchild (so the main process never sees it as its child) that

@@ -16,6 +16,7 @@ pub mod connect;
 mod error;
 pub mod landlock_rules;
 pub mod launch;
+pub mod pinned;
 pub mod privileges;
 pub mod probe;
 pub mod seccomp_policy;

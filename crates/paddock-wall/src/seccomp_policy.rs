@@ -15,7 +15,14 @@
 //!   `fsopen`, `fsconfig`, `fsmount`, `fspick`, `mount_setattr`;
 //! * kernel and machine control: modules, `kexec_*`, `reboot`, `swapon`/`swapoff`, `acct`,
 //!   `quotactl`, `syslog`, `iopl`/`ioperm`, `open_by_handle_at`, `name_to_handle_at`;
-//! * terminal input injection: `ioctl(TIOCSTI)` and `ioctl(TIOCLINUX)`.
+//! * terminal input injection: `ioctl(TIOCSTI)` and `ioctl(TIOCLINUX)`;
+//! * reaching into another process by descriptor: `pidfd_open`, `pidfd_getfd`,
+//!   `pidfd_send_signal` (the runner and the bridge are also non-dumpable, and the runner adds
+//!   a filter of its own for signals aimed at it, see tool-runner's `confine`);
+//! * set-uid and set-gid bits: any mode with `S_ISUID` or `S_ISGID` in `chmod`, `fchmod`,
+//!   `fchmodat`, `fchmodat2`, `mkdir`, `mkdirat`, `mknod`, `mknodat`, `creat`, and in
+//!   `open`/`openat` with `O_CREAT` or `O_TMPFILE`; `openat2` answers `ENOSYS` (its mode sits
+//!   in memory a filter cannot read; libc falls back to `openat`).
 //!
 //! On x86_64 a second filter refuses the x32 system-call numbers; the first filter kills a
 //! process that calls with another architecture's numbers (e.g. 32-bit `int 0x80`).
@@ -52,8 +59,9 @@ pub const SUMMARY: &str = "seccomp v1: default allow; EPERM: socket families oth
      raw and icmp inet sockets, netlink other than route, io_uring, bpf, perf_event_open, \
      userfaultfd, ptrace, process_vm_readv/writev, unshare/clone with CLONE_NEW*, setns, keyring, \
      mount family, chroot, pivot_root, modules, kexec, reboot, swap, acct, quotactl, syslog, \
-     iopl/ioperm, handle syscalls, ioctl TIOCSTI/TIOCLINUX; ENOSYS: clone3; x32 refused; \
-     foreign arch killed";
+     iopl/ioperm, handle syscalls, ioctl TIOCSTI/TIOCLINUX, pidfd_open/getfd/send_signal, \
+     set-id modes in chmod/fchmod/fchmodat/fchmodat2/mkdir/mkdirat/mknod/mknodat/creat and \
+     creating open/openat; ENOSYS: clone3, openat2; x32 refused; foreign arch killed";
 
 fn condition(
     arg: u8,
@@ -154,11 +162,57 @@ const ALWAYS_REFUSED: &[i64] = &[
     libc::SYS_syslog,
     libc::SYS_open_by_handle_at,
     libc::SYS_name_to_handle_at,
+    libc::SYS_pidfd_open,
+    libc::SYS_pidfd_getfd,
+    libc::SYS_pidfd_send_signal,
     #[cfg(target_arch = "x86_64")]
     libc::SYS_iopl,
     #[cfg(target_arch = "x86_64")]
     libc::SYS_ioperm,
 ];
+
+const SET_ID_BITS: [u64; 2] = [libc::S_ISUID as u64, libc::S_ISGID as u64];
+/// `O_TMPFILE` without `O_DIRECTORY`: the bit that makes `open` create an unnamed file.
+const O_TMPFILE_BIT: u64 = (libc::O_TMPFILE & !libc::O_DIRECTORY) as u64;
+
+/// A set-id bit in argument `mode_arg`.
+fn set_id_mode_rules(mode_arg: u8) -> Result<Vec<SeccompRule>, WallError> {
+    SET_ID_BITS
+        .iter()
+        .map(|&bit| {
+            rule(vec![condition(
+                mode_arg,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::MaskedEq(bit),
+                bit,
+            )?])
+        })
+        .collect()
+}
+
+/// A set-id bit in argument `mode_arg` of an `open` whose flags (`flags_arg`) create a file.
+fn creating_set_id_rules(flags_arg: u8, mode_arg: u8) -> Result<Vec<SeccompRule>, WallError> {
+    let mut rules = Vec::new();
+    for creates in [libc::O_CREAT as u64, O_TMPFILE_BIT] {
+        for bit in SET_ID_BITS {
+            rules.push(rule(vec![
+                condition(
+                    flags_arg,
+                    SeccompCmpArgLen::Dword,
+                    SeccompCmpOp::MaskedEq(creates),
+                    creates,
+                )?,
+                condition(
+                    mode_arg,
+                    SeccompCmpArgLen::Dword,
+                    SeccompCmpOp::MaskedEq(bit),
+                    bit,
+                )?,
+            ])?);
+        }
+    }
+    Ok(rules)
+}
 
 fn eperm_filter() -> Result<SeccompFilter, WallError> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
@@ -168,6 +222,27 @@ fn eperm_filter() -> Result<SeccompFilter, WallError> {
     rules.insert(libc::SYS_socket, socket_rules()?);
     rules.insert(libc::SYS_unshare, namespace_flag_rules(0)?);
     rules.insert(libc::SYS_clone, namespace_flag_rules(0)?);
+    for (nr, mode_arg) in [
+        (libc::SYS_fchmod, 1),
+        (libc::SYS_fchmodat, 2),
+        (libc::SYS_fchmodat2, 2),
+        (libc::SYS_mkdirat, 2),
+        (libc::SYS_mknodat, 2),
+    ] {
+        rules.insert(nr, set_id_mode_rules(mode_arg)?);
+    }
+    #[cfg(target_arch = "x86_64")]
+    for nr in [
+        libc::SYS_chmod,
+        libc::SYS_mkdir,
+        libc::SYS_mknod,
+        libc::SYS_creat,
+    ] {
+        rules.insert(nr, set_id_mode_rules(1)?);
+    }
+    #[cfg(target_arch = "x86_64")]
+    rules.insert(libc::SYS_open, creating_set_id_rules(1, 2)?);
+    rules.insert(libc::SYS_openat, creating_set_id_rules(2, 3)?);
     rules.insert(
         libc::SYS_ioctl,
         [libc::TIOCSTI, libc::TIOCLINUX]
@@ -192,7 +267,10 @@ fn eperm_filter() -> Result<SeccompFilter, WallError> {
 }
 
 fn enosys_filter() -> Result<SeccompFilter, WallError> {
-    let rules = BTreeMap::from([(libc::SYS_clone3, Vec::new())]);
+    let rules = BTreeMap::from([
+        (libc::SYS_clone3, Vec::new()),
+        (libc::SYS_openat2, Vec::new()),
+    ]);
     SeccompFilter::new(
         rules,
         SeccompAction::Allow,
