@@ -204,6 +204,9 @@ wire_struct! {
         pub read_only: bool,
         /// For a symlink: what it points to, as stored.
         pub link_target: Option<String>,
+        /// `st_dev` and `st_ino`: the host compares a granted folder's with the one it pinned.
+        pub device: Option<u64>,
+        pub inode: Option<u64>,
     }
 }
 

@@ -6,6 +6,7 @@
 pub mod build_id;
 pub mod call;
 pub mod client;
+pub mod confine;
 pub mod error;
 pub mod fuzzing;
 pub mod path_guard;

@@ -1,8 +1,12 @@
 //! The operating-system interface std does not offer: `open(2)` flags for the path guard,
-//! `openat(2)` for the search walk, and `kill(2)` for process groups.
+//! `openat(2)` for the search walk, `kill(2)` for process groups, and what confines the
+//! commands (`crate::confine`): `prctl(2)` for dumpability, `no_new_privs` and seccomp,
+//! Landlock's two system calls, and the process's own ids.
 //!
-//! This is the crate's only `unsafe` code: `extern "C"` declarations of libc's `kill`, `fcntl`
-//! and `openat`, which std already links. Nothing here keeps a pointer past a call.
+//! This is the crate's only `unsafe` code: `extern "C"` declarations of libc functions std
+//! already links (`kill`, `fcntl`, `openat`, `prctl`, `syscall`, `getpid`, `getpgrp`). Nothing
+//! here keeps a pointer past a call; the two that pass one of ours (`install_seccomp_filter`,
+//! `landlock_restrict_signals`) pass memory borrowed for the call.
 
 use std::ffi::{CString, OsStr};
 use std::fs::File;
@@ -48,6 +52,158 @@ mod ffi {
         pub fn fcntl(fd: i32, cmd: i32, ...) -> i32;
         /// `int openat(int dirfd, const char *pathname, int flags, ...)` from libc.
         pub fn openat(dirfd: i32, pathname: *const std::ffi::c_char, flags: i32, ...) -> i32;
+        /// `int prctl(int option, ...)` from libc.
+        pub fn prctl(option: i32, ...) -> i32;
+        /// `long syscall(long number, ...)` from libc.
+        pub fn syscall(number: i64, ...) -> i64;
+        /// `pid_t getpid(void)` from libc.
+        pub fn getpid() -> i32;
+        /// `pid_t getpgrp(void)` from libc.
+        pub fn getpgrp() -> i32;
+    }
+}
+
+const PR_SET_DUMPABLE: i32 = 4;
+const PR_SET_SECCOMP: i32 = 22;
+const PR_SET_NO_NEW_PRIVS: i32 = 38;
+const SECCOMP_MODE_FILTER: u64 = 2;
+
+#[cfg(target_arch = "x86_64")]
+const SYS_GETTID: i64 = 186;
+#[cfg(target_arch = "aarch64")]
+const SYS_GETTID: i64 = 178;
+const SYS_LANDLOCK_CREATE_RULESET: i64 = 444;
+const SYS_LANDLOCK_RESTRICT_SELF: i64 = 446;
+const LANDLOCK_CREATE_RULESET_VERSION: u32 = 1;
+const LANDLOCK_SCOPE_SIGNAL: u64 = 1 << 1;
+
+fn check(rc: i64) -> io::Result<i64> {
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(rc)
+    }
+}
+
+/// Makes this process non-dumpable: its `/proc/<pid>/mem`, `fd/`, `environ` and `pidfd_getfd`
+/// are closed to other processes of the same user (a ptrace-access check now fails).
+pub fn set_not_dumpable() -> io::Result<()> {
+    // SAFETY: PR_SET_DUMPABLE takes one integer argument; no memory is passed.
+    check(i64::from(unsafe {
+        ffi::prctl(PR_SET_DUMPABLE, 0u64, 0u64, 0u64, 0u64)
+    }))
+    .map(drop)
+}
+
+/// Sets `no_new_privs` on the calling thread (needed to install a seccomp filter or a Landlock
+/// domain without privileges; inherited by every process the thread starts).
+pub fn set_no_new_privs() -> io::Result<()> {
+    // SAFETY: PR_SET_NO_NEW_PRIVS takes integer arguments only.
+    check(i64::from(unsafe {
+        ffi::prctl(PR_SET_NO_NEW_PRIVS, 1u64, 0u64, 0u64, 0u64)
+    }))
+    .map(drop)
+}
+
+/// One classic-BPF instruction (`struct sock_filter`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SockFilter {
+    pub code: u16,
+    pub jt: u8,
+    pub jf: u8,
+    pub k: u32,
+}
+
+/// `struct sock_fprog`.
+#[repr(C)]
+struct SockFprog {
+    len: u16,
+    filter: *const SockFilter,
+}
+
+/// Installs `program` as a seccomp filter on the calling thread (inherited by every process it
+/// starts). `no_new_privs` must be set.
+pub fn install_seccomp_filter(program: &[SockFilter]) -> io::Result<()> {
+    let len = u16::try_from(program.len())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "seccomp program too long"))?;
+    let prog = SockFprog {
+        len,
+        filter: program.as_ptr(),
+    };
+    // SAFETY: `prog` points at `program`, which outlives the call; the kernel copies the
+    // program and keeps no pointer to our memory.
+    check(i64::from(unsafe {
+        ffi::prctl(
+            PR_SET_SECCOMP,
+            SECCOMP_MODE_FILTER,
+            &raw const prog,
+            0u64,
+            0u64,
+        )
+    }))
+    .map(drop)
+}
+
+/// The Landlock ABI version the kernel offers (an error when Landlock is off or missing).
+pub fn landlock_abi() -> io::Result<i64> {
+    // SAFETY: a NULL attribute with size 0 and the VERSION flag only queries the ABI.
+    check(unsafe {
+        ffi::syscall(
+            SYS_LANDLOCK_CREATE_RULESET,
+            std::ptr::null::<u8>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    })
+}
+
+/// `struct landlock_ruleset_attr` as of ABI 6.
+#[repr(C)]
+struct LandlockRulesetAttr {
+    handled_access_fs: u64,
+    handled_access_net: u64,
+    scoped: u64,
+}
+
+/// Puts the calling thread in a new Landlock domain that handles no file or network right but
+/// scopes signals (ABI 6): whatever the thread starts can signal only processes of this domain
+/// (or below it), never the rest of the runner.
+pub fn landlock_restrict_signals() -> io::Result<()> {
+    let attr = LandlockRulesetAttr {
+        handled_access_fs: 0,
+        handled_access_net: 0,
+        scoped: LANDLOCK_SCOPE_SIGNAL,
+    };
+    // SAFETY: `attr` is a valid ruleset attribute of the size given, borrowed for the call.
+    let fd = check(unsafe {
+        ffi::syscall(
+            SYS_LANDLOCK_CREATE_RULESET,
+            &raw const attr,
+            size_of::<LandlockRulesetAttr>(),
+            0u32,
+        )
+    })?;
+    let fd = i32::try_from(fd).map_err(|_| io::Error::other("ruleset descriptor out of range"))?;
+    // SAFETY: `fd` was just returned by the kernel and is owned here alone; the OwnedFd
+    // closes it when dropped.
+    let owned = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    // SAFETY: integer arguments only.
+    check(unsafe { ffi::syscall(SYS_LANDLOCK_RESTRICT_SELF, i64::from(fd), 0u32) })?;
+    drop(owned);
+    Ok(())
+}
+
+/// The process id, its process group, and the calling thread's id.
+pub fn own_ids() -> (i32, i32, i32) {
+    // SAFETY: getpid, getpgrp and gettid take no arguments and cannot fail.
+    unsafe {
+        let tid = ffi::syscall(SYS_GETTID);
+        (
+            ffi::getpid(),
+            ffi::getpgrp(),
+            i32::try_from(tid).unwrap_or(-1),
+        )
     }
 }
 

@@ -19,6 +19,15 @@ pub fn serve(
     options: &ServeOptions,
     exit_on_stdin_eof: bool,
 ) -> Result<(), ModeError> {
+    // Serving means running inside a wall: confine the commands before the first can start.
+    let confinement = tool_runner::confine::enable()
+        .map_err(|e| ModeError(format!("cannot confine the commands: {e}")))?;
+    if !confinement.signals_scoped {
+        diagnostic(
+            "Landlock cannot scope signals here (ABI 6 needed): only the seccomp filter keeps \
+             commands from signalling the runner",
+        );
+    }
     let runner = runner(options)?;
     let listener = bind(socket)?;
     let (stop_tx, stop_rx) = mpsc::channel::<&'static str>();

@@ -66,10 +66,9 @@ pub fn run_bash(ctx: &CallContext<'_>, args: &RunBash) -> Result<RunBashResult, 
         ));
     }
     let cap = usize::try_from(cap).unwrap_or(usize::MAX);
-    let mut command = command(ctx, args)?;
+    let command = command(ctx, args)?;
     let started = Instant::now();
-    let mut child = command
-        .spawn()
+    let mut child = crate::confine::spawn(command)
         .map_err(|e| ToolError::new(ErrorCode::Io, format!("cannot start bash: {e}")))?;
     ctx.control.set_process_group(child.id());
 

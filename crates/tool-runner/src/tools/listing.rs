@@ -128,6 +128,8 @@ pub fn stat(ctx: &CallContext<'_>, args: &Stat) -> Result<StatResult, ToolError>
         mode: u64::from(meta.mode() & 0o7777),
         read_only: resolved.mode == RootMode::ReadOnly,
         link_target,
+        device: Some(meta.dev()),
+        inode: Some(meta.ino()),
         path,
     })
 }
