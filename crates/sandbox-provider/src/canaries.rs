@@ -13,7 +13,7 @@
 //! | `outside_read_refused` | [`probe::SENTINEL`] reads a host file outside the grants | it failed and its output holds no secret |
 //! | `outside_write_refused` | `write_*` writes into `/`, `/usr`, `/etc` (and more) | at least the three reported, none succeeded |
 //! | `read_only_grant_refuses_write` | `write_ro_*` writes into each read-only folder | at least one reported, none succeeded |
-//! | `proxy_refuses_unlisted_host` | [`probe::PROXY`] sends `CONNECT` for [`CANARY_HOST`] | the proxy answered with status 403 |
+//! | `proxy_refuses_unlisted_host` | [`probe::PROXY`] sends `CONNECT` for [`CANARY_HOST`]:[`CANARY_PORT`] | the proxy answered with status 403 |
 //! | `no_new_privs` | [`probe::STATUS`] reads `/proc/self/status` | `NoNewPrivs: 1` |
 //! | `seccomp_filter` | [`probe::STATUS`] | `Seccomp: 2` (filter mode) |
 
@@ -29,6 +29,11 @@ use crate::sandbox::SandboxRequest;
 
 /// A host name no allow-list names (`.invalid` never resolves either).
 pub const CANARY_HOST: &str = "paddock-canary.invalid";
+
+/// The canary's port: one no profile allows (strict and standard allow 443 by name, `open`
+/// any public address on 80 and 443), so every profile refuses the request itself rather than
+/// failing to resolve the name (which `open`, allowing any name, answered with 502).
+pub const CANARY_PORT: u16 = 9;
 
 /// How long a canary script may run.
 const SCRIPT_TIMEOUT_MS: u64 = 20_000;
@@ -327,7 +332,7 @@ pub(crate) fn proxy_refuses_unlisted_host(obs: &Observations) -> CanaryResult {
     canary(
         name,
         o.code == 0 && status == Some("403"),
-        format!("CONNECT {CANARY_HOST}:443 answered: {}", o.output),
+        format!("CONNECT {CANARY_HOST}:{CANARY_PORT} answered: {}", o.output),
     )
 }
 

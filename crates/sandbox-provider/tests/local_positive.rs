@@ -13,7 +13,7 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
-use protocol::{FolderAccess, FolderGrant};
+use protocol::{FolderAccess, FolderGrant, NetworkProfileName};
 use sandbox_provider::direct::DirectProvider;
 use sandbox_provider::local::RESTART_NOTE;
 use sandbox_provider::local::proxy::StaticResolver;
@@ -204,12 +204,15 @@ fn file_calls(work: &str) -> Vec<ToolRequest> {
     ]
 }
 
-/// A result with the times (which differ between runs) taken out.
+/// A result with the times and inodes (which differ between runs) taken out.
 fn comparable(result: &Result<ToolResult, sandbox_provider::CallError>) -> String {
     let mut result = result.clone();
     match &mut result {
         Ok(ToolResult::ListDirectory(l)) => l.entries.iter_mut().for_each(|e| e.modified_ms = None),
-        Ok(ToolResult::Stat(s)) => s.modified_ms = None,
+        Ok(ToolResult::Stat(s)) => {
+            s.modified_ms = None;
+            s.inode = None;
+        }
         _ => {}
     }
     format!("{result:?}")
@@ -295,4 +298,24 @@ async fn changing_folders_recreates_the_wall() {
     .await;
     assert_eq!(stdout(&r), "new folder\nkept\n", "{}", stderr(&r));
     new.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_starts_on_every_network_profile() {
+    let w = world();
+    for profile in [
+        NetworkProfileName::Strict,
+        NetworkProfileName::Standard,
+        NetworkProfileName::Open,
+    ] {
+        let mut request = w.request(&[]);
+        request.network_profile = profile;
+        let sandbox = match w.provider.start_local(&request, &|_| {}).await {
+            Ok(sandbox) => sandbox,
+            Err(e) => panic!("{profile:?}: the wall did not start: {e}"),
+        };
+        let r = bash(sandbox.as_ref(), "echo started").await;
+        assert_eq!(stdout(&r), "started\n", "{profile:?}");
+        sandbox.close().await.unwrap();
+    }
 }

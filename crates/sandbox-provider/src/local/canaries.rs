@@ -28,8 +28,8 @@ use tool_protocol::{ListDirectory, ToolRequest, ToolResult};
 
 use crate::attestation::{self, config_hash};
 use crate::canaries::{
-    CANARY_HOST, Observations, ProcStatus, canary, entries_below, home_absent, missing,
-    no_new_privs, outside_read_refused, outside_write_refused, parse, probe,
+    CANARY_HOST, CANARY_PORT, Observations, ProcStatus, canary, entries_below, home_absent,
+    missing, no_new_privs, outside_read_refused, outside_write_refused, parse, probe,
     proxy_refuses_unlisted_host, read_only_grant_refuses_write, read_only_write_probes, run_script,
     script, seccomp_filter, sh_quote, system_write_probes,
 };
@@ -89,7 +89,7 @@ fn probes(input: &CanaryInput<'_>) -> Vec<(String, String)> {
             probe::PROXY.to_owned(),
             format!(
                 "if exec 3<>/dev/tcp/127.0.0.1/{BRIDGE_PORT}; then \
-                 printf 'CONNECT {CANARY_HOST}:443 HTTP/1.1\\r\\nHost: {CANARY_HOST}:443\\r\\n\\r\\n' >&3 && \
+                 printf 'CONNECT {CANARY_HOST}:{CANARY_PORT} HTTP/1.1\\r\\nHost: {CANARY_HOST}:{CANARY_PORT}\\r\\n\\r\\n' >&3 && \
                  read -r line <&3; ok=$?; echo \"$line\"; exec 3<&-; [ $ok -eq 0 ]; else false; fi"
             ),
         ),

@@ -151,7 +151,7 @@ fn a_sound_wall_passes_every_canary_with_its_reasons() {
                  exit 1 ({DENIED})"
             ),
             format!(
-                "proxy_refuses_unlisted_host pass CONNECT {CANARY_HOST}:443 answered: \
+                "proxy_refuses_unlisted_host pass CONNECT {CANARY_HOST}:{CANARY_PORT} answered: \
                  HTTP/1.1 403 Forbidden"
             ),
             "network_loopback_only pass interfaces: lo".to_owned(),
@@ -202,7 +202,7 @@ fn every_hole_fails_its_canary_and_says_what_was_seen() {
             "landlock_enforced FAIL write into a mounted folder without a Landlock rule: exit 0 ()"
                 .to_owned(),
             format!(
-                "proxy_refuses_unlisted_host FAIL CONNECT {CANARY_HOST}:443 answered: \
+                "proxy_refuses_unlisted_host FAIL CONNECT {CANARY_HOST}:{CANARY_PORT} answered: \
                  HTTP/1.1 200 Connection established"
             ),
             "network_loopback_only FAIL interfaces: lo, eth0".to_owned(),

@@ -4,22 +4,27 @@
 //!
 //! Inside the sandbox:
 //! * the session's folders at their own paths, read-write or read-only;
-//! * `/usr` and the `/bin`, `/sbin`, `/lib*` links or folders read-only; `/etc` entry by entry,
-//!   read-only, without its secrets, with a passwd and group naming the sandbox's user;
+//! * `/usr` and the `/bin`, `/sbin`, `/lib*` links or folders read-only; a synthesized `/etc`
+//!   of the allowed entries only (`super::etc`), with a passwd and group naming the sandbox's
+//!   user;
 //! * a fresh `/proc`, a minimal `/dev`, a private `/tmp` and a private home (both host folders
 //!   of this wall, deleted at close);
 //! * `/run/paddock`: the launcher and the runner (read-only), the wall's configuration, the
 //!   proxy's socket, the runner's socket folder, and the Landlock probe folder;
+//! * the session's folders mounted by the handles the host pinned (`--bind-fd`), with their
+//!   identities for the launcher to check from inside;
 //! * nothing else: the user's home and the rest of the host are absent.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use paddock_wall::config::{
-    BRIDGE_PORT, BridgeConfig, MIN_LANDLOCK_ABI, PathAccess, PathRule, WallConfig,
+    BRIDGE_PORT, BridgeConfig, GrantIdentity, MIN_LANDLOCK_ABI, PathAccess, PathRule, WallConfig,
 };
+use paddock_wall::pinned::FolderIdentity;
 use protocol::FolderAccess;
 
+use crate::local::etc::{ETC_OWN, EtcMount, etc_mounts};
 use crate::local::identity::Identity;
 use crate::sandbox::SandboxRequest;
 use crate::spawn::runner_args;
@@ -38,31 +43,14 @@ pub const HOME_INSIDE: &str = "/home/paddock";
 pub const PROXY_SOCKET_NAME: &str = "proxy.sock";
 pub const RUNNER_SOCKET_NAME: &str = "runner.sock";
 
-/// `/etc` entries covered and left out of the Landlock rules: password hashes, sudo rules,
-/// keytabs, PAM's old passwords, backups of the user lists. (`passwd` and `group` are replaced
-/// by the wall's own; `ssh/*key*` and `ssl/private` are covered too.)
-pub fn etc_entry_is_secret(name: &str) -> bool {
-    const NAMES: &[&str] = &[
-        "shadow",
-        "shadow-",
-        "gshadow",
-        "gshadow-",
-        "sudoers",
-        "sudoers.d",
-        "passwd-",
-        "group-",
-        "subuid-",
-        "subgid-",
-        "krb5.keytab",
-        "security",
-        "opasswd",
-    ];
-    NAMES.contains(&name) || name.starts_with(".pwd.lock")
-}
-
-/// `/etc/ssh` entries never mounted: the host's private (and public) keys.
-pub fn ssh_entry_is_secret(name: &str) -> bool {
-    name.contains("key")
+/// One granted folder as the layout mounts it: by the open handle the host pinned (`fd`, a
+/// descriptor the launcher's process inherits), checked from inside against `identity`.
+#[derive(Debug, Clone)]
+pub struct GrantMount {
+    pub path: String,
+    pub access: FolderAccess,
+    pub fd: i32,
+    pub identity: FolderIdentity,
 }
 
 /// Folders of this wall on the host.
@@ -146,6 +134,8 @@ impl Builder {
 /// What the layout needs besides the request.
 pub struct LayoutInput<'a> {
     pub request: &'a SandboxRequest,
+    /// The request's folders, pinned.
+    pub grants: &'a [GrantMount],
     pub identity: Identity,
     pub dirs: &'a HostDirs,
     pub runner: &'a Path,
@@ -257,15 +247,27 @@ pub fn render(input: &LayoutInput<'_>) -> std::io::Result<Rendered> {
     );
     b.bind(&input.dirs.probe(), LANDLOCK_PROBE_INSIDE, None);
 
-    // The session's folders, parents before children.
-    let mut folders = input.request.folders.clone();
-    folders.sort_by_key(|f| f.path.len());
-    for folder in &folders {
-        let path = Path::new(&folder.path);
-        match folder.access {
-            FolderAccess::ReadWrite => b.bind(path, &folder.path, Some(PathAccess::ReadWrite)),
-            FolderAccess::ReadOnly => b.ro_bind(path, &folder.path, Some(PathAccess::ReadExec)),
-        }
+    // The skeleton above grants that lie in the wall's own writable folders (a grant under
+    // `/tmp`): its top folder is a tmpfs of its own, made read-only once the grants are mounted,
+    // so the folders leading to a grant can be neither renamed nor removed.
+    let skeletons = writable_skeletons(input.grants);
+    for top in &skeletons {
+        b.arg(&["--tmpfs", top]);
+    }
+    // The session's folders, parents before children, each mounted by its pinned handle.
+    let mut grants: Vec<&GrantMount> = input.grants.iter().collect();
+    grants.sort_by_key(|g| g.path.len());
+    for grant in grants {
+        let fd = grant.fd.to_string();
+        let (option, access) = match grant.access {
+            FolderAccess::ReadWrite => ("--bind-fd", PathAccess::ReadWrite),
+            FolderAccess::ReadOnly => ("--ro-bind-fd", PathAccess::ReadExec),
+        };
+        b.arg(&[option, &fd, &grant.path]);
+        b.rule(&grant.path, access);
+    }
+    for top in &skeletons {
+        b.arg(&["--remount-ro", top]);
     }
     b.arg(&["--remount-ro", "/", "--chdir", &input.request.cwd]);
 
@@ -287,6 +289,15 @@ pub fn render(input: &LayoutInput<'_>) -> std::io::Result<Rendered> {
         env: environment(&input.credential_env),
         cwd: input.request.cwd.clone(),
         rlimits: Vec::new(),
+        grants: input
+            .grants
+            .iter()
+            .map(|g| GrantIdentity {
+                path: g.path.clone(),
+                device: g.identity.device,
+                inode: g.identity.inode,
+            })
+            .collect(),
     };
     Ok(Rendered {
         bwrap_args: b.args,
@@ -294,76 +305,47 @@ pub fn render(input: &LayoutInput<'_>) -> std::io::Result<Rendered> {
     })
 }
 
-/// `/etc`: one read-only bind (a mount per entry costs ~0.4 ms each, ~50 ms in all), with
-/// every secret covered by an empty file or folder, passwd and group replaced by the wall's
-/// own, and Landlock rules for the other entries only, so a secret is refused by Landlock even
-/// if the cover were missing.
+/// `/etc`: the synthesized folder of [`super::etc`]: the allowed entries of the host's `/etc`
+/// bound one by one (or their links recreated), `passwd` and `group` the wall's own, and one
+/// read rule over it all.
 fn render_etc(b: &mut Builder, input: &LayoutInput<'_>) -> std::io::Result<()> {
     let etc = input.host_root.join("etc");
-    b.ro_bind(&etc, "/etc", None);
-    let empty_file = input.dirs.etc().join("empty");
-    let empty_dir = input.dirs.etc().join("empty.d");
-    let mut entries: Vec<_> = std::fs::read_dir(&etc)?
-        .filter_map(Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    entries.sort();
-    let cover = |b: &mut Builder, host: &Path, inside: &str| {
-        let is_dir = std::fs::symlink_metadata(host).is_ok_and(|m| m.is_dir());
-        b.ro_bind(if is_dir { &empty_dir } else { &empty_file }, inside, None);
-    };
-    for name in entries {
-        let host = etc.join(&name);
-        let inside = format!("/etc/{name}");
-        let Ok(meta) = std::fs::symlink_metadata(&host) else {
-            continue;
-        };
-        if matches!(name.as_str(), "passwd" | "group") {
-            b.ro_bind(
-                &input.dirs.etc().join(&name),
-                &inside,
-                Some(PathAccess::Read),
-            );
-        } else if etc_entry_is_secret(&name) {
-            if !meta.file_type().is_symlink() {
-                cover(b, &host, &inside);
+    for mount in etc_mounts(&etc)? {
+        match mount {
+            EtcMount::Bind(name) => b.ro_bind(&etc.join(&name), &format!("/etc/{name}"), None),
+            EtcMount::Link { path, target } => {
+                b.arg(&["--symlink", &target, &format!("/etc/{path}")]);
             }
-        } else if name == "ssh" && meta.is_dir() {
-            let mut ssh: Vec<_> = std::fs::read_dir(&host)?
-                .filter_map(Result::ok)
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect();
-            ssh.sort();
-            for entry in ssh {
-                let path = host.join(&entry);
-                let inside = format!("/etc/ssh/{entry}");
-                if ssh_entry_is_secret(&entry) {
-                    cover(b, &path, &inside);
-                } else if !std::fs::symlink_metadata(&path)
-                    .is_ok_and(|m| m.file_type().is_symlink())
-                {
-                    b.rule(&inside, PathAccess::Read);
-                }
-            }
-        } else if name == "ssl" && meta.is_dir() {
-            for entry in std::fs::read_dir(&host)?.filter_map(Result::ok) {
-                let entry = entry.file_name().to_string_lossy().into_owned();
-                let path = host.join(&entry);
-                let inside = format!("/etc/ssl/{entry}");
-                if entry == "private" {
-                    cover(b, &path, &inside);
-                } else if !std::fs::symlink_metadata(&path)
-                    .is_ok_and(|m| m.file_type().is_symlink())
-                {
-                    b.rule(&inside, PathAccess::Read);
-                }
-            }
-        } else if meta.is_dir() || meta.is_file() {
-            // Links are left out of the rules: what they name is covered by its own rule.
-            b.rule(&inside, PathAccess::Read);
         }
     }
+    for name in ETC_OWN {
+        b.ro_bind(&input.dirs.etc().join(name), &format!("/etc/{name}"), None);
+    }
+    b.rule("/etc", PathAccess::Read);
     Ok(())
+}
+
+/// The top folders, right below the wall's own writable `/tmp` and home, of the grants that lie
+/// deeper inside them (a grant at the top itself is a mount point, which cannot be renamed).
+fn writable_skeletons(grants: &[GrantMount]) -> Vec<String> {
+    let mut tops: Vec<String> = Vec::new();
+    for grant in grants {
+        for base in ["/tmp", HOME_INSIDE] {
+            let Ok(rest) = Path::new(&grant.path).strip_prefix(base) else {
+                continue;
+            };
+            let mut parts = rest.components();
+            if let (Some(first), Some(_)) = (parts.next(), parts.next()) {
+                let top = Path::new(base).join(first).display().to_string();
+                // A top that is itself granted is a mount point already.
+                if !tops.contains(&top) && !grants.iter().any(|g| g.path == top) {
+                    tops.push(top);
+                }
+            }
+        }
+    }
+    tops.sort();
+    tops
 }
 
 /// The parts hashed into the attestation's `config_hash`.
@@ -372,12 +354,26 @@ pub fn hash_parts(rendered: &Rendered, proxy_rules: &str, dirs: &HostDirs) -> Ve
     let root = dirs.root.display().to_string();
     vec![
         "local-wall v1".to_owned(),
-        rendered.bwrap_args.join("\u{1f}").replace(&root, "<wall>"),
+        mask_descriptors(&rendered.bwrap_args)
+            .join("\u{1f}")
+            .replace(&root, "<wall>"),
         paddock_wall::landlock_rules::summary(&rendered.config.rules),
         paddock_wall::seccomp_policy::SUMMARY.to_owned(),
         format!("{:?}", rendered.config.env),
         proxy_rules.to_owned(),
     ]
+}
+
+/// The arguments with the numbers of inherited descriptors written as `<fd>` (they differ
+/// from start to start).
+fn mask_descriptors(args: &[String]) -> Vec<String> {
+    let mut masked = args.to_vec();
+    for i in 1..masked.len() {
+        if matches!(masked[i - 1].as_str(), "--bind-fd" | "--ro-bind-fd") {
+            masked[i] = "<fd>".to_owned();
+        }
+    }
+    masked
 }
 
 #[cfg(test)]

@@ -46,9 +46,28 @@ fn request(folders: &[(&str, FolderAccess)]) -> SandboxRequest {
     }
 }
 
+/// The request's folders as pinned grants, with made-up descriptors and identities.
+fn grants(request: &SandboxRequest) -> Vec<GrantMount> {
+    request
+        .folders
+        .iter()
+        .zip(10..)
+        .map(|(folder, fd)| GrantMount {
+            path: folder.path.clone(),
+            access: folder.access,
+            fd,
+            identity: FolderIdentity {
+                device: 7,
+                inode: u64::try_from(fd).unwrap(),
+            },
+        })
+        .collect()
+}
+
 fn render_for(root: &Path, dirs: &HostDirs, request: &SandboxRequest) -> Rendered {
     render(&LayoutInput {
         request,
+        grants: &grants(request),
         identity: Identity {
             drop_to: None,
             host_uid: 1000,
@@ -76,17 +95,18 @@ fn rule(rendered: &Rendered, path: &str) -> Option<PathAccess> {
         .map(|r| r.access)
 }
 
-/// The host source bound at `inside`, if any.
+/// The host source (or descriptor) bound at `inside`, if any.
 fn bound(rendered: &Rendered, inside: &str) -> Option<(String, String)> {
+    const BINDS: [&str; 4] = ["--bind", "--ro-bind", "--bind-fd", "--ro-bind-fd"];
     rendered
         .bwrap_args
         .windows(3)
-        .find(|w| (w[0] == "--bind" || w[0] == "--ro-bind") && w[2] == inside)
+        .find(|w| BINDS.contains(&w[0].as_str()) && w[2] == inside)
         .map(|w| (w[0].clone(), w[1].clone()))
 }
 
 #[test]
-fn secrets_are_covered_and_left_out_of_the_rules() {
+fn etc_holds_only_allowed_entries_under_one_read_rule() {
     let root = host_root();
     let dirs = HostDirs {
         root: PathBuf::from("/state/wall-1"),
@@ -96,40 +116,42 @@ fn secrets_are_covered_and_left_out_of_the_rules() {
         &dirs,
         &request(&[("/work", FolderAccess::ReadWrite)]),
     );
-    for secret in [
-        "/etc/shadow",
-        "/etc/gshadow",
-        "/etc/ssh/ssh_host_ed25519_key",
+    let args = r.bwrap_args.join(" ");
+    for absent in [
+        "shadow",
+        "gshadow",
+        "sudoers",
+        "ssl/private",
+        "ssh_host",
+        "resolv.conf",
     ] {
-        assert_eq!(
-            bound(&r, secret),
-            Some(("--ro-bind".into(), "/state/wall-1/etc/empty".into())),
-            "{secret}"
-        );
-        assert_eq!(rule(&r, secret), None, "{secret} has a Landlock rule");
+        assert!(!args.contains(absent), "{absent} is mounted: {args}");
     }
-    for folder in ["/etc/sudoers.d", "/etc/ssl/private"] {
-        assert_eq!(
-            bound(&r, folder),
-            Some(("--ro-bind".into(), "/state/wall-1/etc/empty.d".into())),
-            "{folder}: {:?}",
-            r.bwrap_args
-        );
-        assert_eq!(rule(&r, folder), None);
-    }
+    let etc = root.path().join("etc");
+    assert_eq!(
+        bound(&r, "/etc/hosts"),
+        Some(("--ro-bind".into(), etc.join("hosts").display().to_string()))
+    );
+    assert_eq!(
+        bound(&r, "/etc/ssh/ssh_config").unwrap().1,
+        etc.join("ssh/ssh_config").display().to_string()
+    );
+    assert_eq!(
+        bound(&r, "/etc/ssl/certs").unwrap().1,
+        etc.join("ssl/certs").display().to_string()
+    );
     assert_eq!(
         bound(&r, "/etc/passwd").unwrap().1,
         "/state/wall-1/etc/passwd"
     );
-    assert_eq!(rule(&r, "/etc/hosts"), Some(PathAccess::Read));
-    assert_eq!(rule(&r, "/etc/ssh/ssh_config"), Some(PathAccess::Read));
-    assert_eq!(rule(&r, "/etc/ssl/certs"), Some(PathAccess::Read));
-    // A link in /etc gets no rule of its own (its target may not exist inside).
-    assert_eq!(rule(&r, "/etc/resolv.conf"), None);
     assert_eq!(
-        rule(&r, "/etc"),
-        None,
-        "a rule on /etc would cover its secrets"
+        bound(&r, "/etc/group").unwrap().1,
+        "/state/wall-1/etc/group"
+    );
+    assert_eq!(rule(&r, "/etc"), Some(PathAccess::Read));
+    assert!(
+        !r.config.rules.iter().any(|r| r.path.starts_with("/etc/")),
+        "the one /etc rule covers it all"
     );
 }
 
@@ -147,14 +169,22 @@ fn grants_mount_at_their_paths_with_matching_rules() {
             ("/work/a", FolderAccess::ReadWrite),
         ]),
     );
+    // Mounted by the pinned handles (the request lists /work/a/b first: fd 10).
     assert_eq!(
         bound(&r, "/work/a"),
-        Some(("--bind".into(), "/work/a".into()))
+        Some(("--bind-fd".into(), "11".into()))
     );
     assert_eq!(
         bound(&r, "/work/a/b"),
-        Some(("--ro-bind".into(), "/work/a/b".into()))
+        Some(("--ro-bind-fd".into(), "10".into()))
     );
+    let identities: Vec<_> = r
+        .config
+        .grants
+        .iter()
+        .map(|g| (g.path.as_str(), g.device, g.inode))
+        .collect();
+    assert_eq!(identities, [("/work/a/b", 7, 10), ("/work/a", 7, 11)]);
     let parent = r.bwrap_args.iter().position(|a| a == "/work/a").unwrap();
     let child = r.bwrap_args.iter().position(|a| a == "/work/a/b").unwrap();
     assert!(
@@ -252,4 +282,36 @@ fn equal_walls_hash_alike_and_different_ones_do_not() {
         hash(&a, "/state/wall-1", "strict"),
         hash(&ro, "/state/wall-1", "strict")
     );
+}
+
+#[test]
+fn the_skeleton_in_the_wall_s_own_tmp_is_a_read_only_tmpfs() {
+    let root = host_root();
+    let dirs = HostDirs {
+        root: PathBuf::from("/state/wall-1"),
+    };
+    let r = render_for(
+        root.path(),
+        &dirs,
+        &request(&[
+            ("/tmp/t1/work", FolderAccess::ReadWrite),
+            ("/tmp/t1/docs", FolderAccess::ReadOnly),
+            ("/tmp/top", FolderAccess::ReadWrite),
+            ("/srv/project", FolderAccess::ReadWrite),
+        ]),
+    );
+    let args = &r.bwrap_args;
+    let at = |parts: &[&str]| {
+        args.windows(parts.len())
+            .position(|w| w.iter().zip(parts).all(|(a, b)| a == b))
+    };
+    let tmpfs = at(&["--tmpfs", "/tmp/t1"]).expect("a tmpfs for the skeleton");
+    let first_grant = args.iter().position(|a| a == "--bind-fd").unwrap();
+    let remount = at(&["--remount-ro", "/tmp/t1"]).expect("the skeleton made read-only");
+    let last_grant = args.iter().rposition(|a| a.ends_with("bind-fd")).unwrap();
+    assert!(tmpfs < first_grant && remount > last_grant, "{args:?}");
+    // A grant at the top of /tmp is a mount point itself; outside /tmp the root is read-only.
+    assert_eq!(at(&["--tmpfs", "/tmp/top"]), None);
+    assert_eq!(at(&["--tmpfs", "/srv"]), None);
+    assert_eq!(args.iter().filter(|a| *a == "--tmpfs").count(), 1);
 }

@@ -6,6 +6,7 @@
 mod allow_list;
 mod canaries;
 mod credentials;
+mod etc;
 mod identity;
 mod layout;
 mod preflight;
@@ -14,6 +15,7 @@ pub mod resources;
 mod wall_sandbox;
 
 use std::collections::BTreeMap;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -32,13 +34,15 @@ use tokio_util::sync::CancellationToken;
 pub use crate::canaries::{CANARY_HOST, sh_quote};
 pub use allow_list::{AllowListSource, PolicySource};
 pub use credentials::glob_matches;
+pub use etc::{ETC_ALLOWED, etc_allowed};
 pub use identity::{Identity, USER_NAME};
-pub use layout::{HOME_INSIDE, RUNNER_INSIDE, WALL_INSIDE, etc_entry_is_secret};
+pub use layout::{HOME_INSIDE, RUNNER_INSIDE, WALL_INSIDE};
 pub use preflight::{HostProbes, MIN_BWRAP, Preflight, SystemProbes, UsernsSettings};
 pub use wall_sandbox::LocalSandbox;
 
 use crate::error::ProviderError;
-use crate::local::layout::{HostDirs, LayoutInput};
+use crate::grant_pins::{PinnedGrant, pin_grants};
+use crate::local::layout::{GrantMount, HostDirs, LayoutInput};
 use crate::local::proxy::{
     BridgeToken, DenialLog, ProxyConfig, ProxyLimits, ProxyStats, Resolver, SystemResolver,
     raise_descriptor_limit,
@@ -177,6 +181,7 @@ impl LocalProvider {
         let preflight = self.ready_preflight()?;
         spawn::check_folders(request)?;
         self.check_grants(request)?;
+        let pinned = pin_grants(request)?;
         // SAFETY-free: geteuid/getegid through the launcher's helper and std.
         let euid = paddock_wall::privileges::effective_uid();
         let egid = std::os::unix::fs::MetadataExt::gid(
@@ -199,7 +204,10 @@ impl LocalProvider {
             "building the local wall in {}",
             dirs.root.display()
         ));
-        match self.build(request, &preflight, identity, &dirs).await {
+        match self
+            .build(request, &pinned, &preflight, identity, &dirs)
+            .await
+        {
             Ok(sandbox) => Ok(sandbox),
             Err(e) => {
                 let _ = remove_sandbox_folder(&dirs.root);
@@ -271,6 +279,7 @@ impl LocalProvider {
     async fn build(
         &self,
         request: &SandboxRequest,
+        pinned: &[PinnedGrant],
         preflight: &Preflight,
         identity: Identity,
         dirs: &HostDirs,
@@ -297,6 +306,15 @@ impl LocalProvider {
         );
         // Removes the cgroup (killing what runs in it) if the start fails anywhere below.
         let mut cgroup_guard = CgroupGuard(resources.cgroup.clone());
+        let grant_mounts: Vec<GrantMount> = pinned
+            .iter()
+            .map(|p| GrantMount {
+                path: p.grant.path.clone(),
+                access: p.grant.access,
+                fd: p.folder.fd.as_raw_fd(),
+                identity: p.identity(),
+            })
+            .collect();
 
         let enabled = crate::credentials::enabled_entries(
             &c.credentials,
@@ -322,11 +340,9 @@ impl LocalProvider {
         };
         write(dirs.etc().join("passwd"), &identity.passwd(HOME_INSIDE))?;
         write(dirs.etc().join("group"), &identity.group())?;
-        write(dirs.etc().join("empty"), "")?;
-        std::fs::create_dir(dirs.etc().join("empty.d"))
-            .map_err(|e| ProviderError::io("creating the empty cover folder", e))?;
         let mut rendered = layout::render(&LayoutInput {
             request,
+            grants: &grant_mounts,
             identity,
             dirs,
             runner: &c.runner,
@@ -381,6 +397,19 @@ impl LocalProvider {
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        let inherited: Vec<i32> = grant_mounts.iter().map(|g| g.fd).collect();
+        // SAFETY: the closure runs in the forked child before exec and only calls fcntl, which
+        // is async-signal-safe; it allocates nothing and touches no shared state.
+        unsafe {
+            command.pre_exec(move || {
+                for &fd in &inherited {
+                    if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
         let mut child = command
             .spawn()
             .map_err(|e| ProviderError::io(format!("starting {}", c.wall.display()), e))?;
@@ -415,6 +444,17 @@ impl LocalProvider {
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .join("; ");
+                if tail.contains("Race condition binding dirfd") {
+                    // bubblewrap mounts a pinned folder by the path its handle resolves to,
+                    // then checks the mount is that folder: it was swapped in between.
+                    let folders: Vec<&str> =
+                        request.folders.iter().map(|f| f.path.as_str()).collect();
+                    return Err(ProviderError::InvalidRequest(format!(
+                        "a granted folder ({}) was replaced by another while the wall started \
+                         (bubblewrap: {tail}); nothing was mounted",
+                        folders.join(", ")
+                    )));
+                }
                 return Err(ProviderError::Unavailable {
                     reason: format!(
                         "the local wall exited before its runner was ready ({status}): {tail}"

@@ -4,6 +4,7 @@
 //!
 //! | canary | proves |
 //! |---|---|
+//! | `grant_pinned:<path>` | the folder the runner finds at the grant's path has the device and inode the host pinned at start (a grant swapped for a link before the gateway mounted it fails here) |
 //! | `grant_verified:<path>` | read-write: a nonce the host wrote is read (and removed) inside; read-only: a file's bytes (or the listing) match the host's |
 //! | `private_home_verified` | with credential entries: the sandbox's user lists exactly the copies the host put in the private home |
 //! | `home_absent` | the user's home is not there (only granted folders under it) |
@@ -20,16 +21,17 @@
 
 use std::path::Path;
 
+use paddock_wall::pinned::FolderIdentity;
 use protocol::{Attestation, CanaryResult, EnforcementLevel, FolderAccess};
 use tokio_util::sync::CancellationToken;
-use tool_protocol::{Delete, ListDirectory, ReadBytes, ToolRequest, ToolResult};
+use tool_protocol::{Delete, ListDirectory, ReadBytes, Stat, ToolRequest, ToolResult};
 
 use crate::attestation;
 use crate::canaries::{
-    CANARY_HOST, Observations, ProcStatus, canary, entries_below, home_absent, no_new_privs,
-    outside_read_refused, outside_write_refused, parse, probe, proxy_refuses_unlisted_host,
-    read_only_grant_refuses_write, read_only_write_probes, run_script, script, seccomp_filter,
-    sh_quote, system_write_probes,
+    CANARY_HOST, CANARY_PORT, Observations, ProcStatus, canary, entries_below, home_absent,
+    no_new_privs, outside_read_refused, outside_write_refused, parse, probe,
+    proxy_refuses_unlisted_host, read_only_grant_refuses_write, read_only_write_probes, run_script,
+    script, seccomp_filter, sh_quote, system_write_probes,
 };
 use crate::error::ProviderError;
 use crate::runner_client::RunnerConnection;
@@ -41,6 +43,8 @@ const COMPARE_BYTES: u64 = 64 * 1024;
 /// What the attestation needs to know.
 pub struct AttestInput<'a> {
     pub request: &'a SandboxRequest,
+    /// Each granted folder's identity as the host pinned it at start.
+    pub pins: &'a [(String, FolderIdentity)],
     pub user_home: &'a Path,
     /// A host file outside every grant, holding `sentinel_secret`.
     pub sentinel: &'a Path,
@@ -58,6 +62,9 @@ pub async fn attest(
     input: &AttestInput<'_>,
 ) -> Result<Attestation, ProviderError> {
     let mut canaries = Vec::new();
+    for (path, identity) in input.pins {
+        canaries.push(verify_pinned(connection, path, *identity).await);
+    }
     for folder in &input.request.folders {
         canaries.push(match folder.access {
             FolderAccess::ReadWrite => verify_writable(connection, &folder.path).await,
@@ -73,6 +80,44 @@ pub async fn attest(
         input.config_hash.clone(),
         canaries,
     )
+}
+
+/// The folder at `path` inside is the one the host pinned: same device and inode.
+async fn verify_pinned(
+    connection: &RunnerConnection,
+    path: &str,
+    pinned: FolderIdentity,
+) -> CanaryResult {
+    let name = format!("grant_pinned:{path}");
+    let stat = Stat {
+        path: path.to_owned(),
+    };
+    match call(connection, stat.into()).await {
+        Ok(ToolResult::Stat(stat)) => match (stat.device, stat.inode) {
+            (Some(device), Some(inode)) if device == pinned.device && inode == pinned.inode => {
+                canary(
+                    &name,
+                    true,
+                    format!("the mounted folder is the granted one ({pinned})"),
+                )
+            }
+            (Some(device), Some(inode)) => canary(
+                &name,
+                false,
+                format!(
+                    "inside, {path} is device {device} inode {inode}, not the folder that was \
+                     granted ({pinned}): it was replaced before the gateway mounted it"
+                ),
+            ),
+            _ => canary(
+                &name,
+                false,
+                format!("the runner did not report the identity of {path}"),
+            ),
+        },
+        Ok(other) => canary(&name, false, format!("stat {path} answered {other:?}")),
+        Err(e) => canary(&name, false, format!("stat {path} inside failed: {e}")),
+    }
 }
 
 async fn call(connection: &RunnerConnection, request: ToolRequest) -> Result<ToolResult, String> {
@@ -269,7 +314,7 @@ fn probes(input: &AttestInput<'_>) -> Vec<(String, String)> {
                 "p=\"${{HTTPS_PROXY:-$https_proxy}}\"; [ -n \"$p\" ] || {{ echo 'no HTTPS_PROXY'; exit 2; }}; \
                  hp=\"${{p#*://}}\"; hp=\"${{hp%%/*}}\"; \
                  exec 3<>\"/dev/tcp/${{hp%:*}}/${{hp##*:}}\" && \
-                 printf 'CONNECT {CANARY_HOST}:443 HTTP/1.1\\r\\nHost: {CANARY_HOST}:443\\r\\n\\r\\n' >&3 && \
+                 printf 'CONNECT {CANARY_HOST}:{CANARY_PORT} HTTP/1.1\\r\\nHost: {CANARY_HOST}:{CANARY_PORT}\\r\\n\\r\\n' >&3 && \
                  head -n1 <&3"
             ),
         ),

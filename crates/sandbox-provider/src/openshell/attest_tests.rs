@@ -22,6 +22,7 @@ fn two_folders() -> SandboxRequest {
 fn input<'a>(request: &'a SandboxRequest, private_home: Option<&'a Path>) -> AttestInput<'a> {
     AttestInput {
         request,
+        pins: &[],
         user_home: Path::new(HOME),
         sentinel: Path::new(SENTINEL),
         sentinel_secret: SECRET,
@@ -95,7 +96,7 @@ fn a_sound_sandbox_passes_every_canary_with_its_reasons() {
             "outside_write_refused pass 3 writes outside the grants all refused".to_owned(),
             "read_only_grant_refuses_write pass 1 read-only folders refused a write".to_owned(),
             format!(
-                "proxy_refuses_unlisted_host pass CONNECT {CANARY_HOST}:443 answered: \
+                "proxy_refuses_unlisted_host pass CONNECT {CANARY_HOST}:{CANARY_PORT} answered: \
                  HTTP/1.1 403 Forbidden"
             ),
             "no_new_privs pass NoNewPrivs: 1".to_owned(),
@@ -125,7 +126,7 @@ fn every_hole_fails_its_canary_and_says_what_was_seen() {
             "outside_write_refused FAIL writes succeeded: write_etc, write_root".to_owned(),
             "read_only_grant_refuses_write FAIL writes succeeded: write_ro_0".to_owned(),
             format!(
-                "proxy_refuses_unlisted_host FAIL CONNECT {CANARY_HOST}:443 answered: \
+                "proxy_refuses_unlisted_host FAIL CONNECT {CANARY_HOST}:{CANARY_PORT} answered: \
                  no HTTPS_PROXY"
             ),
             "no_new_privs FAIL NoNewPrivs: 0".to_owned(),

@@ -37,8 +37,10 @@ use sandbox_policy::{
 use crate::attestation::config_hash;
 use crate::credentials;
 use crate::error::ProviderError;
+use crate::grant_pins::pin_grants;
 use crate::sandbox::{Sandbox, SandboxProvider, SandboxRequest};
 use crate::spawn;
+use paddock_wall::pinned::FolderIdentity;
 
 pub use discovery::{BearerToken, DiscoveryError, GatewayTarget, HostEnvironment, TlsMode};
 pub use exec::{ExecOutcome, ExecSpec};
@@ -312,6 +314,12 @@ impl OpenShellProvider {
         progress: &(dyn Fn(String) + Send + Sync),
     ) -> Result<Arc<OpenShellSandbox>, ProviderError> {
         spawn::check_folders(request)?;
+        // The gateway mounts by path: what the host pins here is compared, through the runner,
+        // with what the sandbox sees before the first tool call.
+        let pins: Vec<(String, FolderIdentity)> = pin_grants(request)?
+            .iter()
+            .map(|p| (p.grant.path.clone(), p.identity()))
+            .collect();
         let entries = credentials::enabled_entries(
             &self.credentials,
             &request.credentials,
@@ -461,7 +469,7 @@ impl OpenShellProvider {
         progress("verifying the folders and the wall from inside".into());
         let home_inside = home.as_ref().map(|h| h.path().to_path_buf());
         let attestation = match self
-            .attest(&connection, request, home_inside.as_deref(), hash)
+            .attest(&connection, request, &pins, home_inside.as_deref(), hash)
             .await
         {
             Ok(attestation) => attestation,
@@ -495,6 +503,7 @@ impl OpenShellProvider {
         &self,
         connection: &crate::runner_client::RunnerConnection,
         request: &SandboxRequest,
+        pins: &[(String, FolderIdentity)],
         private_home: Option<&Path>,
         hash: String,
     ) -> Result<protocol::Attestation, ProviderError> {
@@ -510,6 +519,7 @@ impl OpenShellProvider {
             connection,
             &attest::AttestInput {
                 request,
+                pins,
                 user_home: &self.config.user_home,
                 sentinel: &sentinel,
                 sentinel_secret: &secret,
