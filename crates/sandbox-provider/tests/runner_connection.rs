@@ -233,3 +233,102 @@ async fn a_lost_runner_fails_calls_in_flight_and_later_ones() {
         "{later:?}"
     );
 }
+
+/// A forged runner (a command that took over the runner's connection would be one): it greets,
+/// answers the download's `stat` with `announced` bytes, then sends four bytes.
+async fn forged_download(
+    announced: u64,
+) -> Result<(Vec<u8>, tool_protocol::DownloadResult), CallError> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    use tool_protocol::checksum::Crc32c;
+    use tool_protocol::{DownloadResult, Encoding, FileKind, Hello, RunnerFrame, StatResult};
+    let (host_side, runner_side) = tokio::io::duplex(1 << 16);
+    let (runner_read, mut runner_write) = tokio::io::split(runner_side);
+    tokio::spawn(async move {
+        let hello = RunnerFrame::Hello(Hello {
+            protocol: tool_protocol::PROTOCOL_VERSION,
+            build_id: "crc32c:forged".into(),
+            roots: Vec::new(),
+            cwd: "/".into(),
+            pid: 1,
+        });
+        runner_write
+            .write_all(hello.encode().as_bytes())
+            .await
+            .unwrap();
+        let mut lines = BufReader::new(runner_read).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let frame: serde_json::Value = serde_json::from_str(&line).unwrap();
+            let id = frame["id"].as_str().unwrap_or_default().to_owned();
+            let replies = match frame["tool"].as_str() {
+                Some("stat") => vec![RunnerFrame::Result {
+                    id,
+                    result: ToolResult::Stat(StatResult {
+                        path: "big.bin".into(),
+                        kind: FileKind::File,
+                        size: announced,
+                        modified_ms: None,
+                        mode: 0o644,
+                        read_only: false,
+                        link_target: None,
+                        device: None,
+                        inode: None,
+                    }),
+                }],
+                Some("download") => {
+                    let mut crc = Crc32c::new();
+                    crc.update(b"tiny");
+                    let mut data = Vec::new();
+                    RunnerFrame::encode_output_into(
+                        &id,
+                        Stream::Data,
+                        b"tiny",
+                        Encoding::Base64,
+                        &mut data,
+                    );
+                    runner_write.write_all(&data).await.unwrap();
+                    vec![RunnerFrame::Result {
+                        id,
+                        result: ToolResult::Download(DownloadResult {
+                            path: "big.bin".into(),
+                            size: 4,
+                            checksum: crc.to_wire(),
+                        }),
+                    }]
+                }
+                _ => Vec::new(),
+            };
+            for reply in replies {
+                runner_write
+                    .write_all(reply.encode().as_bytes())
+                    .await
+                    .unwrap();
+            }
+        }
+    });
+    let (read, write) = tokio::io::split(host_side);
+    let connection = RunnerConnection::open(read, write, Duration::from_secs(10))
+        .await
+        .unwrap();
+    connection
+        .download("big.bin", &CancellationToken::new())
+        .await
+}
+
+#[tokio::test]
+async fn a_forged_size_does_not_make_the_host_reserve_it() {
+    let (bytes, _) = forged_download(900 << 20).await.unwrap();
+    assert_eq!(bytes, b"tiny");
+    assert!(
+        bytes.capacity() <= 16 << 20,
+        "the host reserved {} bytes for a 4-byte download",
+        bytes.capacity()
+    );
+}
+
+#[tokio::test]
+async fn a_download_over_the_limit_is_refused_before_any_byte() {
+    let err = forged_download(1 << 40).await.unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("over the limit"), "{text}");
+}

@@ -28,8 +28,13 @@ use tool_protocol::{
 /// Bytes per download frame: the protocol's maximum, fewest frames per file.
 const DOWNLOAD_CHUNK_BYTES: u64 = 4 << 20;
 
-/// The most a download reserves up front from the file's announced size.
-const MAX_PREALLOCATION: usize = 1 << 30;
+/// The most a download reserves up front from the file's announced size: the size comes from
+/// the runner, which a hostile command may have taken over, so larger files grow the buffer as
+/// their bytes arrive.
+const MAX_PREALLOCATION: usize = 8 << 20;
+
+/// The largest file a download accepts, announced or received.
+pub const MAX_DOWNLOAD_BYTES: u64 = 1 << 30;
 
 /// How long the host waits for a cancelled call's final frame before giving up on it.
 const CANCEL_GRACE: Duration = Duration::from_secs(5);
@@ -301,9 +306,16 @@ impl RunnerConnection {
             )
             .await?
         {
-            ToolResult::Stat(stat) => usize::try_from(stat.size).unwrap_or(0),
+            ToolResult::Stat(stat) => stat.size,
             _ => 0,
         };
+        if expected > MAX_DOWNLOAD_BYTES {
+            return Err(CallError::Protocol(format!(
+                "download of {path}: the file is {expected} bytes, over the limit of \
+                 {MAX_DOWNLOAD_BYTES} bytes"
+            )));
+        }
+        let expected = usize::try_from(expected).unwrap_or(0);
         let buffer = DownloadBuffer {
             bytes: Vec::with_capacity(expected.min(MAX_PREALLOCATION)),
             crc: Crc32c::new(),
@@ -470,6 +482,20 @@ fn route_encoded_output(shared: &Shared, id: &str, stream: Stream, data: &[u8]) 
     let Some(call) = calls.get_mut(id) else {
         return;
     };
+    let over_limit = match (&call.download, stream) {
+        (Some(buffer), Stream::Data) => {
+            (buffer.bytes.len() + data.len() / 4 * 3) as u64 > MAX_DOWNLOAD_BYTES
+        }
+        _ => false,
+    };
+    if over_limit {
+        if let Some(call) = calls.remove(id) {
+            call.finish(Err(CallError::Protocol(format!(
+                "download of call {id} grew over the limit of {MAX_DOWNLOAD_BYTES} bytes"
+            ))));
+        }
+        return;
+    }
     let decoded = match (&mut call.download, stream) {
         (Some(buffer), Stream::Data) => {
             let start = buffer.bytes.len();
