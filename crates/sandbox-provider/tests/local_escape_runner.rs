@@ -16,7 +16,7 @@ use support::*;
 
 /// Runs a python attack against the runner (its pid is `$PPID` of the bash that runs it);
 /// the script prints `ESCAPED …` when an attack worked and `refused …` otherwise.
-async fn attack(sandbox: &dyn sandbox_provider::Sandbox, name: &str, script: &str) -> String {
+async fn attack(sandbox: &dyn Sandbox, name: &str, script: &str) -> String {
     let command = format!("python3 - \"$PPID\" <<'PY'\n{PRELUDE}\n{script}\nPY");
     let r = bash(sandbox, &command).await;
     let out = format!("{}{}", stdout(&r), stderr(&r));

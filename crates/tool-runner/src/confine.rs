@@ -17,7 +17,8 @@
 //!     set-gid bit in the mode of `chmod`, `fchmod`, `fchmodat`, `fchmodat2`, `mkdir`,
 //!     `mkdirat`, `mknod`, `mknodat`, `creat`, and `open`/`openat` when they create; `openat2`
 //!     answers `ENOSYS` (its mode sits in memory a filter cannot read; libc falls back to
-//!     `openat`), and so do `io_uring_setup` and system calls of another architecture.
+//!     `openat`); `io_uring_setup` is refused (its operations would bypass every check above),
+//!     and so is every system call of another architecture or of the x32 ABI (other numbers).
 //!
 //! The filter is installed by the runner rather than by the wall alone because the runner runs
 //! in walls whose filter Paddock does not write (OpenShell's supervisor), and because only the
@@ -322,7 +323,7 @@ pub fn program(protected: Protected) -> Vec<SockFilter> {
         refuse(PIDFD_SEND_SIGNAL, EPERM),
         refuse(nr::TKILL, EPERM),
         refuse(OPENAT2, ENOSYS),
-        refuse(IO_URING_SETUP, ENOSYS),
+        refuse(IO_URING_SETUP, EPERM),
         refuse_values(nr::KILL, 0, &[runner, spawner, group, every]),
         refuse_values(nr::RT_SIGQUEUEINFO, 0, &[runner, spawner, group, every]),
         refuse_thread_signal(nr::TGKILL, &[runner, spawner]),
@@ -358,10 +359,10 @@ fn assemble(blocks: &[Block]) -> Vec<SockFilter> {
         // seccomp_data.arch at offset 4: another architecture's numbers mean other calls.
         op(LD_W_ABS, 0, 0, 4),
         op(JEQ_K, 1, 0, nr::AUDIT_ARCH),
-        ret(RET_ERRNO | ENOSYS),
+        ret(RET_ERRNO | EPERM),
         op(LD_W_ABS, 0, 0, 0),
         op(JGE_K, 0, 1, X32_SYSCALL_BIT),
-        ret(RET_ERRNO | ENOSYS),
+        ret(RET_ERRNO | EPERM),
     ];
     for block in blocks {
         // Enter the block on its number; otherwise jump over it to the next number check.
