@@ -5,6 +5,20 @@ use sha2::{Digest, Sha256};
 
 use crate::error::ProviderError;
 
+/// `attestation` with one more canary (a check the host made at start, such as the set-id
+/// sweep); refused like [`conclude`] when that canary failed.
+pub fn add_canary(
+    mut attestation: Attestation,
+    canary: CanaryResult,
+) -> Result<Attestation, ProviderError> {
+    let failed = (!canary.passed).then(|| format!("{}: {}", canary.name, canary.detail));
+    attestation.canaries.push(canary);
+    match failed {
+        None => Ok(attestation),
+        Some(failures) => Err(ProviderError::AttestationFailed { failures }),
+    }
+}
+
 /// The attestation of a wall whose canaries ran now; refused (naming every failed canary) when
 /// any failed, so a session never starts on a wall that did not pass.
 pub fn conclude(

@@ -21,6 +21,7 @@ pub mod openshell;
 pub mod runner_client;
 mod sandbox;
 mod sandbox_folder;
+mod set_id_sweep;
 mod socket_address;
 mod spawn;
 

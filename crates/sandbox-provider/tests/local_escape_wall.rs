@@ -195,3 +195,33 @@ async fn the_skeleton_above_the_grants_cannot_be_moved() {
     );
     s.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn set_id_files_in_a_grant_are_stripped_at_start_and_at_close() {
+    let w = world();
+    let plant = |name: &str| {
+        let path = w.work().join(name);
+        std::fs::copy("/bin/true", &path).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o4755)).unwrap();
+        path
+    };
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o7777;
+    // Left by an earlier wall (or placed from outside): found before this one starts.
+    let before = plant("left-behind");
+    let s = w.start().await;
+    assert_eq!(mode(&before), 0o755);
+    let canary = s
+        .attestation()
+        .canaries
+        .iter()
+        .find(|c| c.name == "set_id_files_stripped")
+        .expect("the sweep is in the attestation");
+    assert!(
+        canary.passed && canary.detail.contains("left-behind (was 4755)"),
+        "{canary:?}"
+    );
+    // Placed while the session runs: gone when it closes.
+    let during = plant("during");
+    s.close().await.unwrap();
+    assert_eq!(mode(&during), 0o755);
+}

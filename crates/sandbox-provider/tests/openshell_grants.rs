@@ -143,3 +143,52 @@ async fn a_swap_after_the_pin_is_caught_from_inside() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn set_id_files_in_a_grant_are_stripped_at_start_and_at_close() {
+    use std::os::unix::fs::PermissionsExt;
+    let h = Harness::start(Auth::Mtls).await;
+    let plant = |name: &str| {
+        let path = h.rw.join(name);
+        std::fs::copy("/bin/true", &path).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o4755)).unwrap();
+        path
+    };
+    let mode =
+        |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o7777;
+    let before = plant("left-behind");
+    let provider = h.provider();
+    let sandbox = provider
+        .start_session(&h.request(false), &SessionOptions::default(), &|_| {})
+        .await
+        .unwrap();
+    assert_eq!(mode(&before), 0o755);
+    let canary = sandbox
+        .attestation()
+        .canaries
+        .iter()
+        .find(|c| c.name == "set_id_files_stripped")
+        .expect("the sweep is in the attestation");
+    assert!(
+        canary.detail.contains("left-behind (was 4755)"),
+        "{canary:?}"
+    );
+    // Set-id bits cannot be set from inside (the runner's filter), and one placed from
+    // outside while the session runs is gone at close.
+    let outcome = sandbox
+        .call(
+            bash(&format!(
+                "cp /bin/bash {rw}/x && chmod u+s {rw}/x",
+                rw = h.rw.display()
+            )),
+            None,
+            &CancellationToken::new(),
+        )
+        .await;
+    let (out, code) = bash_result(&outcome);
+    assert_ne!(code, Some(0), "chmod u+s worked inside: {out}");
+    let during = plant("during");
+    sandbox.close().await.unwrap();
+    assert_eq!(mode(&during), 0o755);
+    assert_eq!(mode(&h.rw.join("x")) & 0o6000, 0);
+}

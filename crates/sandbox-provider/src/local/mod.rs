@@ -51,6 +51,7 @@ use crate::local::resources::{CgroupSupport, LimitSettings, MachineSize, WallCgr
 use crate::runner_client::RunnerConnection;
 use crate::sandbox::{Sandbox, SandboxProvider, SandboxRequest};
 use crate::sandbox_folder::remove_sandbox_folder;
+use crate::set_id_sweep::{self, SetIdSweep};
 use crate::socket_address::SocketAddress;
 use crate::spawn;
 
@@ -182,6 +183,9 @@ impl LocalProvider {
         spawn::check_folders(request)?;
         self.check_grants(request)?;
         let pinned = pin_grants(request)?;
+        // Set-id files left in the read-write folders (by a wall that crashed, or placed from
+        // outside) lose their bits before the wall starts; the attestation records it.
+        let swept = set_id_sweep::sweep(&request.folders);
         // SAFETY-free: geteuid/getegid through the launcher's helper and std.
         let euid = paddock_wall::privileges::effective_uid();
         let egid = std::os::unix::fs::MetadataExt::gid(
@@ -205,7 +209,7 @@ impl LocalProvider {
             dirs.root.display()
         ));
         match self
-            .build(request, &pinned, &preflight, identity, &dirs)
+            .build(request, &pinned, &swept, &preflight, identity, &dirs)
             .await
         {
             Ok(sandbox) => Ok(sandbox),
@@ -280,6 +284,7 @@ impl LocalProvider {
         &self,
         request: &SandboxRequest,
         pinned: &[PinnedGrant],
+        swept: &SetIdSweep,
         preflight: &Preflight,
         identity: Identity,
         dirs: &HostDirs,
@@ -518,6 +523,7 @@ impl LocalProvider {
             denials,
             proxy_stats,
             stop_proxy,
+            folders: request.folders.clone(),
         };
         let attested = canaries::attest(
             &sandbox.connection,
@@ -535,7 +541,7 @@ impl LocalProvider {
             },
         )
         .await;
-        match attested {
+        match attested.and_then(|a| crate::attestation::add_canary(a, swept.canary())) {
             Ok(mut attestation) => {
                 proxy_guard.disarm();
                 attestation.limits = Some(resources.in_force);

@@ -36,6 +36,8 @@ pub struct LocalSandbox {
     pub(crate) denials: DenialLog,
     pub(crate) proxy_stats: ProxyStats,
     pub(crate) stop_proxy: CancellationToken,
+    /// The session's folders, swept for set-id files at close.
+    pub(crate) folders: Vec<protocol::FolderGrant>,
 }
 
 impl std::fmt::Debug for LocalSandbox {
@@ -179,6 +181,8 @@ impl Sandbox for LocalSandbox {
                 .unwrap_or_else(|e| Err(format!("removing the wall's cgroup: {e}"))),
             None => Ok(()),
         };
+        // After the cgroup is gone, so nothing of the sandbox still runs.
+        crate::set_id_sweep::sweep_at_close(&self.id, &self.folders);
         remove_sandbox_folder(&self.dir)
             .map_err(|e| ProviderError::io(format!("removing {}", self.dir.display()), e))?;
         cgroup.map_err(|reason| ProviderError::Unavailable { reason })

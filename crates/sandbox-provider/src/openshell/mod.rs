@@ -320,6 +320,7 @@ impl OpenShellProvider {
             .iter()
             .map(|p| (p.grant.path.clone(), p.identity()))
             .collect();
+        let swept = crate::set_id_sweep::sweep(&request.folders);
         let entries = credentials::enabled_entries(
             &self.credentials,
             &request.credentials,
@@ -471,6 +472,7 @@ impl OpenShellProvider {
         let attestation = match self
             .attest(&connection, request, &pins, home_inside.as_deref(), hash)
             .await
+            .and_then(|a| crate::attestation::add_canary(a, swept.canary()))
         {
             Ok(attestation) => attestation,
             Err(e) => {

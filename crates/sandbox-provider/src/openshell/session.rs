@@ -418,6 +418,7 @@ impl Sandbox for OpenShellSandbox {
         if self.closed.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
+        crate::set_id_sweep::sweep_at_close(&self.name, &self.request.folders);
         // Dropping the stream closes the attach command's stdin; the runner keeps serving.
         self.connection.lock().await.take();
         if self.keep {

@@ -1,5 +1,6 @@
 mod attacks;
 mod bash;
+mod confine;
 mod corpus;
 mod golden;
 mod harness;

@@ -1,0 +1,304 @@
+//! Set-id files in the read-write grants, found and stripped at every wall start (a resume
+//! included) and at close, on both walls.
+//!
+//! The walls refuse every system call that would set `S_ISUID` or `S_ISGID` on what a sandbox
+//! writes; this sweep is the second line (a kernel path the filters missed, a set-id file left
+//! by a wall that crashed, or one placed from outside while a session ran). A set-id regular
+//! file in a granted folder would let any local user who can reach it run it as its owner
+//! (root, when Paddock runs as root). The walk opens everything relative to its folder's handle
+//! and follows no link, so nothing outside the grants is touched; it stops after
+//! [`MAX_ENTRIES`] entries and says so.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use paddock_wall::pinned;
+use protocol::{CanaryResult, FolderAccess, FolderGrant};
+
+/// The most entries one sweep looks at.
+pub const MAX_ENTRIES: usize = 200_000;
+
+/// What one sweep did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct SetIdSweep {
+    /// Files whose set-id bits were removed, with their mode before.
+    pub stripped: Vec<(PathBuf, u32)>,
+    /// Files or folders that could not be checked or stripped, with the reason.
+    pub failed: Vec<(PathBuf, String)>,
+    /// The walk stopped at [`MAX_ENTRIES`].
+    pub truncated: bool,
+}
+
+impl SetIdSweep {
+    /// The attestation entry that records the sweep (the audit trail's first record of a
+    /// session): it fails when a set-id file could not be stripped.
+    pub fn canary(&self) -> CanaryResult {
+        let shown = |items: Vec<String>| -> String {
+            let more = items.len().saturating_sub(10);
+            let mut text = items.into_iter().take(10).collect::<Vec<_>>().join(", ");
+            if more > 0 {
+                text.push_str(&format!(" and {more} more"));
+            }
+            text
+        };
+        let mut detail = if self.stripped.is_empty() {
+            "no set-uid or set-gid file in the read-write folders".to_owned()
+        } else {
+            format!(
+                "removed set-uid/set-gid bits from {}",
+                shown(
+                    self.stripped
+                        .iter()
+                        .map(|(p, mode)| format!("{} (was {mode:o})", p.display()))
+                        .collect()
+                )
+            )
+        };
+        if !self.failed.is_empty() {
+            detail.push_str(&format!(
+                "; could not strip {}",
+                shown(
+                    self.failed
+                        .iter()
+                        .map(|(p, why)| format!("{}: {why}", p.display()))
+                        .collect()
+                )
+            ));
+        }
+        if self.truncated {
+            detail.push_str(&format!("; stopped after {MAX_ENTRIES} entries"));
+        }
+        CanaryResult {
+            name: "set_id_files_stripped".to_owned(),
+            passed: self.failed.is_empty(),
+            detail,
+        }
+    }
+}
+
+/// The sweep at a wall's close: what it stripped or could not strip is logged as a warning
+/// (the next start's sweep records the state in that session's attestation).
+pub fn sweep_at_close(sandbox: &str, folders: &[FolderGrant]) -> SetIdSweep {
+    let report = sweep(folders);
+    if !report.stripped.is_empty() || !report.failed.is_empty() {
+        tracing::warn!(sandbox, "set-id files at close: {}", report.canary().detail);
+    }
+    report
+}
+
+/// Sweeps the read-write folders of `folders` (read-only ones are the user's, untouched).
+pub fn sweep(folders: &[FolderGrant]) -> SetIdSweep {
+    let mut report = SetIdSweep::default();
+    let mut budget = MAX_ENTRIES;
+    for folder in folders {
+        if folder.access != FolderAccess::ReadWrite {
+            continue;
+        }
+        match pinned::open_folder(&folder.path) {
+            Ok(root) => sweep_dir(&root.fd, Path::new(&folder.path), &mut report, &mut budget),
+            Err(e) => report
+                .failed
+                .push((PathBuf::from(&folder.path), e.to_string())),
+        }
+    }
+    report
+}
+
+fn sweep_dir(dir: &OwnedFd, path: &Path, report: &mut SetIdSweep, budget: &mut usize) {
+    let listing = match std::fs::read_dir(format!("/proc/self/fd/{}", dir.as_raw_fd())) {
+        Ok(listing) => listing,
+        Err(e) => {
+            report.failed.push((path.to_owned(), e.to_string()));
+            return;
+        }
+    };
+    for entry in listing.flatten() {
+        if *budget == 0 {
+            report.truncated = true;
+            return;
+        }
+        *budget -= 1;
+        let name = entry.file_name();
+        let child = path.join(&name);
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if !(kind.is_dir() || kind.is_file()) {
+            continue;
+        }
+        let fd = match open_entry(dir, name.as_bytes()) {
+            Ok(fd) => fd,
+            // Replaced by a link (or removed) since it was listed: nothing of ours to strip.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENOENT)) => continue,
+            Err(e) => {
+                report.failed.push((child, e.to_string()));
+                continue;
+            }
+        };
+        let stat = match fstat(&fd) {
+            Ok(stat) => stat,
+            Err(e) => {
+                report.failed.push((child, e.to_string()));
+                continue;
+            }
+        };
+        match stat.st_mode & libc::S_IFMT {
+            libc::S_IFDIR => sweep_dir(&fd, &child, report, budget),
+            libc::S_IFREG if stat.st_mode & (libc::S_ISUID | libc::S_ISGID) != 0 => {
+                let mode = stat.st_mode & 0o7777;
+                match fchmod(&fd, mode & !(libc::S_ISUID | libc::S_ISGID)) {
+                    Ok(()) => report.stripped.push((child, mode)),
+                    Err(e) => report.failed.push((child, e.to_string())),
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Opens `name` in `dir` for reading, following no link and never blocking (a FIFO).
+fn open_entry(dir: &OwnedFd, name: &[u8]) -> io::Result<OwnedFd> {
+    let name = CString::new(name).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: `name` is NUL-terminated and lives for the call; `dir` is an open descriptor.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just returned by openat and is owned here alone.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn fstat(fd: &OwnedFd) -> io::Result<libc::stat> {
+    // SAFETY: an all-zero `stat` is a valid value of this plain C struct.
+    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `fd` is open and `stat` writable for the call.
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut stat) } == 0 {
+        Ok(stat)
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+fn fchmod(fd: &OwnedFd, mode: u32) -> io::Result<()> {
+    // SAFETY: integer arguments on an open descriptor.
+    if unsafe { libc::fchmod(fd.as_raw_fd(), mode) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn grant(path: &Path, access: FolderAccess) -> FolderGrant {
+        FolderGrant {
+            path: path.canonicalize().unwrap().display().to_string(),
+            access,
+        }
+    }
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::symlink_metadata(path)
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777
+    }
+
+    #[test]
+    fn strips_set_id_files_in_read_write_folders_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let (rw, ro, outside) = (
+            dir.path().join("rw"),
+            dir.path().join("ro"),
+            dir.path().join("outside"),
+        );
+        for d in [&rw, &ro, &outside] {
+            std::fs::create_dir_all(d.join("sub")).unwrap();
+        }
+        let plant = |path: &Path, mode: u32| {
+            std::fs::write(path, "#!/bin/sh\n").unwrap();
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        plant(&rw.join("sub/suid"), 0o4755);
+        plant(&rw.join("sgid"), 0o2755);
+        plant(&rw.join("plain"), 0o755);
+        plant(&ro.join("suid"), 0o4755);
+        plant(&outside.join("suid"), 0o4755);
+        // A link in the grant to a set-id file elsewhere is not followed.
+        std::os::unix::fs::symlink(outside.join("suid"), rw.join("link")).unwrap();
+        std::os::unix::fs::symlink(&outside, rw.join("dirlink")).unwrap();
+        std::fs::create_dir(rw.join("setgid-dir")).unwrap();
+        std::fs::set_permissions(
+            rw.join("setgid-dir"),
+            std::fs::Permissions::from_mode(0o2775),
+        )
+        .unwrap();
+
+        let report = sweep(&[
+            grant(&rw, FolderAccess::ReadWrite),
+            grant(&ro, FolderAccess::ReadOnly),
+        ]);
+        let mut stripped: Vec<_> = report
+            .stripped
+            .iter()
+            .map(|(p, m)| {
+                (
+                    p.strip_prefix(rw.canonicalize().unwrap())
+                        .unwrap()
+                        .to_owned(),
+                    *m,
+                )
+            })
+            .collect();
+        stripped.sort();
+        assert_eq!(
+            stripped,
+            [
+                (PathBuf::from("sgid"), 0o2755),
+                (PathBuf::from("sub/suid"), 0o4755)
+            ]
+        );
+        assert_eq!(mode(&rw.join("sub/suid")), 0o755);
+        assert_eq!(mode(&rw.join("sgid")), 0o755);
+        assert_eq!(
+            mode(&ro.join("suid")),
+            0o4755,
+            "read-only grants are untouched"
+        );
+        assert_eq!(
+            mode(&outside.join("suid")),
+            0o4755,
+            "links are not followed"
+        );
+        assert_eq!(
+            mode(&rw.join("setgid-dir")),
+            0o2775,
+            "folders keep their set-gid"
+        );
+        let canary = report.canary();
+        assert!(canary.passed, "{canary:?}");
+        assert!(
+            canary.detail.contains("sub/suid (was 4755)"),
+            "{}",
+            canary.detail
+        );
+        assert!(
+            sweep(&[grant(&rw, FolderAccess::ReadWrite)])
+                .stripped
+                .is_empty()
+        );
+    }
+}
