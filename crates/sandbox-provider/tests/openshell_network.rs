@@ -1,7 +1,8 @@
 //! The network side through the double's real proxy: denials parsed from the OCSF log and
 //! pinned on the command that hit them, drafted rules approved and rejected (stale review
 //! tokens refused), a host added live, secrets as providers with placeholders inside, and
-//! orphans reaped by label.
+//! orphans reaped by label; a session starts on each network profile (the proxy canary asks
+//! for a port no profile allows).
 
 #![allow(
     clippy::unwrap_used,
@@ -264,4 +265,26 @@ async fn orphans_of_this_machine_are_reaped_by_label_across_pages() {
         "all 105 (more than one page), nothing else"
     );
     assert_eq!(h.double.sandbox_names(), ["pd-elsewhere", "pd-kept"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_starts_on_every_network_profile() {
+    use protocol::NetworkProfileName;
+    let h = Harness::start(Auth::Mtls).await;
+    let provider = h.provider();
+    for profile in [
+        NetworkProfileName::Strict,
+        NetworkProfileName::Standard,
+        NetworkProfileName::Open,
+    ] {
+        let mut request = h.request(false);
+        request.network_profile = profile;
+        let sandbox = match provider.start(&request, &|_| {}).await {
+            Ok(sandbox) => sandbox,
+            Err(e) => panic!("{profile:?}: the sandbox did not start: {e}"),
+        };
+        let (out, code) = bash_result(&run(sandbox.as_ref(), "echo started").await);
+        assert_eq!((out.as_str(), code), ("started\n", Some(0)), "{profile:?}");
+        sandbox.close().await.unwrap();
+    }
 }
