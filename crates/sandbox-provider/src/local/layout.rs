@@ -24,7 +24,7 @@ use paddock_wall::config::{
 use paddock_wall::pinned::FolderIdentity;
 use protocol::FolderAccess;
 
-use crate::local::etc::{ETC_OWN, EtcMount, etc_mounts};
+use crate::local::etc::EtcMount;
 use crate::local::identity::Identity;
 use crate::sandbox::SandboxRequest;
 use crate::spawn::runner_args;
@@ -140,8 +140,10 @@ pub struct LayoutInput<'a> {
     pub dirs: &'a HostDirs,
     pub runner: &'a Path,
     pub wall: &'a Path,
-    /// The host's root folder (`/` in production) and `/etc`, read to mirror their entries.
+    /// The host's root folder (`/` in production), read to mirror its entries.
     pub host_root: &'a Path,
+    /// What of the host's `/etc` the wall shows ([`super::etc::etc_mounts`]).
+    pub etc: &'a [EtcMount],
     /// Whether bubblewrap can forbid user namespaces inside (`--disable-userns`, 0.8+).
     pub disable_userns: bool,
     /// Environment of the enabled credential entries.
@@ -225,7 +227,7 @@ pub fn render(input: &LayoutInput<'_>) -> std::io::Result<Rendered> {
             _ => {}
         }
     }
-    render_etc(&mut b, input)?;
+    render_etc(&mut b, input);
     b.arg(&["--proc", "/proc"]);
     b.rule("/proc", PathAccess::Read);
     b.arg(&["--dev", "/dev"]);
@@ -305,24 +307,18 @@ pub fn render(input: &LayoutInput<'_>) -> std::io::Result<Rendered> {
     })
 }
 
-/// `/etc`: the synthesized folder of [`super::etc`]: the allowed entries of the host's `/etc`
-/// bound one by one (or their links recreated), `passwd` and `group` the wall's own, and one
-/// read rule over it all.
-fn render_etc(b: &mut Builder, input: &LayoutInput<'_>) -> std::io::Result<()> {
+/// `/etc`: the wall's own `etc` folder (filled by [`super::etc::populate`]: copies of the
+/// allowed files, their links, `passwd` and `group`), with each allowed folder of the host's
+/// `/etc` bound read-only on it, and one read rule over it all.
+fn render_etc(b: &mut Builder, input: &LayoutInput<'_>) {
+    b.ro_bind(&input.dirs.etc(), "/etc", None);
     let etc = input.host_root.join("etc");
-    for mount in etc_mounts(&etc)? {
-        match mount {
-            EtcMount::Bind(name) => b.ro_bind(&etc.join(&name), &format!("/etc/{name}"), None),
-            EtcMount::Link { path, target } => {
-                b.arg(&["--symlink", &target, &format!("/etc/{path}")]);
-            }
+    for mount in input.etc {
+        if let EtcMount::Bind(name) = mount {
+            b.ro_bind(&etc.join(name), &format!("/etc/{name}"), None);
         }
     }
-    for name in ETC_OWN {
-        b.ro_bind(&input.dirs.etc().join(name), &format!("/etc/{name}"), None);
-    }
     b.rule("/etc", PathAccess::Read);
-    Ok(())
 }
 
 /// The top folders, right below the wall's own writable `/tmp` and home, of the grants that lie

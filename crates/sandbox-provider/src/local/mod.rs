@@ -345,6 +345,12 @@ impl LocalProvider {
         };
         write(dirs.etc().join("passwd"), &identity.passwd(HOME_INSIDE))?;
         write(dirs.etc().join("group"), &identity.group())?;
+        let host_etc = Path::new("/etc");
+        let etc_mounts = etc::etc_mounts(host_etc)
+            .and_then(|mounts| etc::populate(host_etc, &dirs.etc(), &mounts).map(|()| mounts))
+            .map_err(|e| ProviderError::io("building the wall's /etc", e))?;
+        std::fs::set_permissions(dirs.etc(), std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| ProviderError::io("opening the wall's /etc", e))?;
         let mut rendered = layout::render(&LayoutInput {
             request,
             grants: &grant_mounts,
@@ -353,6 +359,7 @@ impl LocalProvider {
             runner: &c.runner,
             wall: &c.wall,
             host_root: Path::new("/"),
+            etc: &etc_mounts,
             disable_userns: preflight.disable_userns(),
             credential_env,
             bridge_token: bridge_token.as_hex(),
