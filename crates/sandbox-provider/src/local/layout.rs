@@ -1,9 +1,10 @@
 //! The wall's filesystem and process layout: bubblewrap's arguments and the Landlock rules that
-//! mirror them, rendered from a session's request. Pure apart from reading what `/etc` and the
-//! root folder hold; the result is hashed into the attestation.
+//! mirror them, rendered from a session's request. Pure apart from reading what the
+//! root folder holds (`/etc` is read by `super::etc`); the result is hashed into the attestation.
 //!
 //! Inside the sandbox:
-//! * the session's folders at their own paths, read-write or read-only;
+//! * the session's folders at their own paths, read-write or read-only, mounted by the handles
+//!   the host pinned (`--bind-fd`), with their identities for the launcher to check from inside;
 //! * `/usr` and the `/bin`, `/sbin`, `/lib*` links or folders read-only; a synthesized `/etc`
 //!   of the allowed entries only (`super::etc`), with a passwd and group naming the sandbox's
 //!   user;
@@ -11,8 +12,6 @@
 //!   of this wall, deleted at close);
 //! * `/run/paddock`: the launcher and the runner (read-only), the wall's configuration, the
 //!   proxy's socket, the runner's socket folder, and the Landlock probe folder;
-//! * the session's folders mounted by the handles the host pinned (`--bind-fd`), with their
-//!   identities for the launcher to check from inside;
 //! * nothing else: the user's home and the rest of the host are absent.
 
 use std::collections::BTreeMap;
