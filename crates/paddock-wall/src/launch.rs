@@ -25,12 +25,97 @@ use crate::pinned;
 use crate::privileges::{self, Forked};
 use crate::seccomp_policy;
 
+/// A granted folder `outer` opens for bubblewrap: at descriptor `fd`, which must be the folder
+/// with this device and inode (the ones the host pinned).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrantPin {
+    pub fd: i32,
+    pub identity: pinned::FolderIdentity,
+    pub path: String,
+}
+
+impl GrantPin {
+    /// `FD:DEVICE:INODE:PATH` (the path last: it may hold `:`).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let mut parts = text.splitn(4, ':');
+        let mut number = |what: &str| -> Result<u64, String> {
+            parts
+                .next()
+                .and_then(|p| p.parse().ok())
+                .ok_or_else(|| format!("--grant {text:?}: {what} is not a number"))
+        };
+        let fd = number("the descriptor")?;
+        let device = number("the device")?;
+        let inode = number("the inode")?;
+        let fd = i32::try_from(fd)
+            .ok()
+            .filter(|fd| *fd > 2)
+            .ok_or_else(|| format!("--grant {text:?}: descriptor {fd} is not above 2"))?;
+        let path = parts
+            .next()
+            .filter(|p| p.starts_with('/'))
+            .ok_or_else(|| format!("--grant {text:?}: the path is not absolute"))?;
+        Ok(Self {
+            fd,
+            identity: pinned::FolderIdentity { device, inode },
+            path: path.to_owned(),
+        })
+    }
+
+    pub fn to_arg(&self) -> String {
+        format!(
+            "{}:{}:{}:{}",
+            self.fd, self.identity.device, self.identity.inode, self.path
+        )
+    }
+}
+
+/// Opens each grant following no link, refuses one whose identity is not the pinned one, and
+/// places it at its descriptor, inherited by the program `outer` execs (bubblewrap mounts it
+/// by that descriptor).
+fn open_grants(grants: &[GrantPin]) -> Result<(), WallError> {
+    let mut opened = Vec::new();
+    for grant in grants {
+        let folder = pinned::open_folder(&grant.path)
+            .map_err(|e| WallError::Refused(format!("granted folder {e}")))?;
+        if folder.identity != grant.identity {
+            return Err(WallError::Refused(format!(
+                "granted folder {}: it is now {}, not the folder that was granted ({}); it was \
+                 replaced while the wall started",
+                grant.path, folder.identity, grant.identity
+            )));
+        }
+        opened.push(folder);
+    }
+    // Targets first checked free of the sources (they are small numbers, the targets large).
+    for (grant, folder) in grants.iter().zip(&opened) {
+        use std::os::fd::AsRawFd;
+        if opened.iter().any(|o| o.fd.as_raw_fd() == grant.fd) {
+            return Err(WallError::Config(format!(
+                "--grant descriptor {} is already in use",
+                grant.fd
+            )));
+        }
+        // SAFETY: dup2 on two integers; the new descriptor is left open for the exec (dup2
+        // clears close-on-exec on it), the source is closed when `opened` drops.
+        if unsafe { libc::dup2(folder.fd.as_raw_fd(), grant.fd) } < 0 {
+            return Err(WallError::last_os(format!(
+                "dup2 onto descriptor {}",
+                grant.fd
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Joins the wall's cgroups (each named by its `cgroup.procs` file, so everything the wall
 /// starts is limited from its first process), becomes `drop_to` (when root and asked), dies
-/// with the parent, and execs `command`.
+/// with the parent, opens the granted folders (checked against their pinned identities) for
+/// bubblewrap, and execs `command`.
 pub fn outer(
     cgroups: &[PathBuf],
     drop_to: Option<(u32, u32)>,
+    grants: &[GrantPin],
     command: &[OsString],
 ) -> Result<Infallible, WallError> {
     let (program, args) = command
@@ -55,6 +140,8 @@ pub fn outer(
             "the process that started the wall has already exited".into(),
         ));
     }
+    // Opened as the user the wall runs as, after the drop: the same rights bubblewrap has.
+    open_grants(grants)?;
     Err(WallError::os(
         format!("exec {}", Path::new(program).display()),
         Command::new(program).args(args).exec(),
@@ -175,4 +262,57 @@ fn start_bridge(listener: &TcpListener, proxy_socket: &Path, token: &str) -> Res
 pub fn report(error: &WallError) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "paddock-wall: {error}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grant_pins_round_trip_and_bad_ones_are_named() {
+        let pin = GrantPin {
+            fd: 100,
+            identity: pinned::FolderIdentity {
+                device: 2049,
+                inode: 77,
+            },
+            path: "/home/u/a:b".into(),
+        };
+        assert_eq!(pin.to_arg(), "100:2049:77:/home/u/a:b");
+        assert_eq!(GrantPin::parse(&pin.to_arg()), Ok(pin));
+        for (bad, named) in [
+            ("x:1:2:/a", "descriptor"),
+            ("2:1:2:/a", "not above 2"),
+            ("100:1:2:a", "not absolute"),
+            ("100:1:/a", "inode"),
+        ] {
+            let err = GrantPin::parse(bad).unwrap_err();
+            assert!(err.contains(named), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_grant_that_is_not_the_pinned_folder_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().canonicalize().unwrap().display().to_string();
+        let real = pinned::open_folder(&path).unwrap().identity;
+        let wrong = GrantPin {
+            fd: 150,
+            identity: pinned::FolderIdentity {
+                device: real.device,
+                inode: real.inode + 1,
+            },
+            path: path.clone(),
+        };
+        let err = open_grants(&[wrong]).unwrap_err().to_string();
+        assert!(err.contains("not the folder that was granted"), "{err}");
+        let right = GrantPin {
+            fd: 150,
+            identity: real,
+            path,
+        };
+        open_grants(&[right]).unwrap();
+        // SAFETY: closing the descriptor the test just placed.
+        unsafe { libc::close(150) };
+    }
 }

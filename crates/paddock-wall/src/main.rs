@@ -1,7 +1,8 @@
 //! `paddock-wall`: the local wall's launcher. See the crate's README for the stages.
 //!
 //! ```text
-//! paddock-wall outer [--cgroup PROCS_FILE]… [--uid UID --gid GID] -- PROGRAM [ARGS…]
+//! paddock-wall outer [--cgroup PROCS_FILE]… [--uid UID --gid GID] [--grant FD:DEVICE:INODE:PATH]…
+//!     -- PROGRAM [ARGS…]
 //! paddock-wall inner --config FILE -- PROGRAM [ARGS…]
 //! paddock-wall connect HOST PORT
 //! paddock-wall probe
@@ -31,7 +32,8 @@ fn main() -> ExitCode {
 
 fn usage(detail: &str) -> WallError {
     WallError::Config(format!(
-        "{detail}\nusage: paddock-wall outer [--cgroup PROCS_FILE]… [--uid UID --gid GID] -- PROGRAM [ARGS…]\n       \
+        "{detail}\nusage: paddock-wall outer [--cgroup PROCS_FILE]… [--uid UID --gid GID] \
+         [--grant FD:DEVICE:INODE:PATH]… -- PROGRAM [ARGS…]\n       \
          paddock-wall inner --config FILE -- PROGRAM [ARGS…]\n       \
          paddock-wall connect HOST PORT\n       paddock-wall probe"
     ))
@@ -107,7 +109,18 @@ fn run(args: &[OsString]) -> Result<(), WallError> {
                 .into_iter()
                 .map(PathBuf::from)
                 .collect::<Vec<_>>();
-            match launch::outer(&cgroups, drop_to, command)? {}
+            let grants = options
+                .iter()
+                .enumerate()
+                .filter(|(_, o)| *o == "--grant")
+                .map(|(i, _)| {
+                    options
+                        .get(i + 1)
+                        .ok_or_else(|| usage("--grant needs FD:DEVICE:INODE:PATH"))
+                        .and_then(|v| launch::GrantPin::parse(v).map_err(|e| usage(&e)))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            match launch::outer(&cgroups, drop_to, &grants, command)? {}
         }
         "inner" => {
             let (options, command) = split_command(rest)?;

@@ -42,8 +42,9 @@ pub const HOME_INSIDE: &str = "/home/paddock";
 pub const PROXY_SOCKET_NAME: &str = "proxy.sock";
 pub const RUNNER_SOCKET_NAME: &str = "runner.sock";
 
-/// One granted folder as the layout mounts it: by the open handle the host pinned (`fd`, a
-/// descriptor the launcher's process inherits), checked from inside against `identity`.
+/// One granted folder as the layout mounts it: by descriptor `fd`, where the launcher's `outer`
+/// stage puts the folder after checking it is the one the host pinned (`identity`, checked
+/// again from inside).
 #[derive(Debug, Clone)]
 pub struct GrantMount {
     pub path: String,

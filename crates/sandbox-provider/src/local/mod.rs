@@ -15,7 +15,6 @@ pub mod resources;
 mod wall_sandbox;
 
 use std::collections::BTreeMap;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -55,6 +54,8 @@ use crate::set_id_sweep::{self, SetIdSweep};
 use crate::socket_address::SocketAddress;
 use crate::spawn;
 
+/// The descriptor the launcher puts the first granted folder at (the next ones follow).
+const GRANT_FD_BASE: i32 = 100;
 const RUNNER_READY_TIMEOUT: Duration = Duration::from_secs(10);
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -311,12 +312,17 @@ impl LocalProvider {
         );
         // Removes the cgroup (killing what runs in it) if the start fails anywhere below.
         let mut cgroup_guard = CgroupGuard(resources.cgroup.clone());
+        // The launcher opens each grant again (as the wall's user), checks it against the
+        // identity pinned here and puts it at a fixed descriptor for bubblewrap: no descriptor
+        // of this process is handed down (clearing close-on-exec would need code run in a
+        // forked copy of this process).
         let grant_mounts: Vec<GrantMount> = pinned
             .iter()
-            .map(|p| GrantMount {
+            .zip(GRANT_FD_BASE..)
+            .map(|(p, fd)| GrantMount {
                 path: p.grant.path.clone(),
                 access: p.grant.access,
-                fd: p.folder.fd.as_raw_fd(),
+                fd,
                 identity: p.identity(),
             })
             .collect();
@@ -399,6 +405,14 @@ impl LocalProvider {
         if let Some((uid, gid)) = identity.drop_to {
             command.args(["--uid", &uid.to_string(), "--gid", &gid.to_string()]);
         }
+        for grant in &grant_mounts {
+            let pin = paddock_wall::launch::GrantPin {
+                fd: grant.fd,
+                identity: grant.identity,
+                path: grant.path.clone(),
+            };
+            command.args(["--grant", &pin.to_arg()]);
+        }
         command
             .arg("--")
             .arg(&c.bwrap)
@@ -409,19 +423,6 @@ impl LocalProvider {
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        let inherited: Vec<i32> = grant_mounts.iter().map(|g| g.fd).collect();
-        // SAFETY: the closure runs in the forked child before exec and only calls fcntl, which
-        // is async-signal-safe; it allocates nothing and touches no shared state.
-        unsafe {
-            command.pre_exec(move || {
-                for &fd in &inherited {
-                    if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                Ok(())
-            });
-        }
         let mut child = command
             .spawn()
             .map_err(|e| ProviderError::io(format!("starting {}", c.wall.display()), e))?;
@@ -456,6 +457,10 @@ impl LocalProvider {
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .join("; ");
+                if tail.contains("the wall refuses to start: granted folder") {
+                    // The launcher found a grant that is no longer the pinned folder.
+                    return Err(ProviderError::InvalidRequest(tail));
+                }
                 if tail.contains("Race condition binding dirfd") {
                     // bubblewrap mounts a pinned folder by the path its handle resolves to,
                     // then checks the mount is that folder: it was swapped in between.
