@@ -5,13 +5,14 @@
 //! already refuse root-only files, but not the files a user may read) or as root (whose
 //! sandbox keeps host uid 0 when the folders are root's, and would read them).
 //!
-//! The wall's own `etc` folder (in its host folder) is bound read-only at `/etc`. In it the host
-//! puts a copy of each allowed file (mode kept, set-id bits dropped), the same link for each
-//! allowed link, the wall's own `passwd` and `group`, and an empty folder where each allowed
-//! folder of the host's `/etc` is then bound read-only (a mount per file would cost ~0.4 ms
-//! each at every start). One Landlock rule (read) covers `/etc`, which holds nothing else.
+//! A copy of the allowed entries ([`cached`]: files with their mode minus set-id bits, links as
+//! links, folders whole), built once in the state folder and rebuilt when any allowed entry
+//! changes, is bound read-only at `/etc` in every wall, with the wall's own `passwd` and `group`
+//! bound on it (a mount per entry would cost ~0.4 ms each at every start). One Landlock rule
+//! (read) covers `/etc`, which holds nothing else.
 
-use std::path::Path;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
 
 /// Paths below `/etc` a wall shows when the host has them, grouped by who needs them.
 pub const ETC_ALLOWED: &[&str] = &[
@@ -109,34 +110,157 @@ pub enum EtcMount {
     Link { path: String, target: String },
 }
 
-/// Fills the wall's `etc` folder (`wall_etc`, existing) for `mounts`: copies, links, and the
-/// empty folders the binds mount on. Copies keep the host file's permission bits, without
-/// set-id bits.
-pub fn populate(host_etc: &Path, wall_etc: &Path, mounts: &[EtcMount]) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let parent_of = |name: &str| -> std::io::Result<std::path::PathBuf> {
-        let path = wall_etc.join(name);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        Ok(path)
-    };
-    for mount in mounts {
+/// The synthesized `/etc` for the host's current `host_etc`, built under `cache_root` once and
+/// reused by every wall while nothing allowed changes: its name carries a fingerprint of every
+/// allowed entry's metadata (walked whole, following no link), so a changed, added or removed
+/// file makes the next start build a new one. Files are copied with their permission bits (set-id
+/// bits dropped), links recreated, folders copied whole; `passwd` and `group` are empty files
+/// the wall's own are bound on.
+pub fn cached(host_etc: &Path, cache_root: &Path) -> std::io::Result<PathBuf> {
+    let mounts = etc_mounts(host_etc)?;
+    let mut fingerprint = std::collections::hash_map::DefaultHasher::new();
+    for mount in &mounts {
+        let name = match mount {
+            EtcMount::Bind(name) | EtcMount::Copy(name) => name,
+            EtcMount::Link { path, .. } => path,
+        };
+        fingerprint_tree(&host_etc.join(name), name, &mut fingerprint);
+    }
+    let dir = cache_root.join(format!("etc-{:016x}", fingerprint.finish()));
+    if dir.is_dir() {
+        return Ok(dir);
+    }
+    std::fs::create_dir_all(cache_root)?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let built = cache_root.join(format!("building-{}-{nanos}", std::process::id()));
+    std::fs::create_dir(&built)?;
+    let root = built.as_path();
+    for mount in &mounts {
         match mount {
-            EtcMount::Bind(name) => std::fs::create_dir_all(wall_etc.join(name))?,
-            EtcMount::Copy(name) => {
-                let to = parent_of(name)?;
-                let from = host_etc.join(name);
-                let mode = std::fs::metadata(&from)?.permissions().mode() & 0o777;
-                std::fs::copy(&from, &to)?;
-                std::fs::set_permissions(&to, std::fs::Permissions::from_mode(mode))?;
+            EtcMount::Bind(name) | EtcMount::Copy(name) => {
+                copy_tree(&host_etc.join(name), &root.join(name))?;
             }
             EtcMount::Link { path, target } => {
-                std::os::unix::fs::symlink(target, parent_of(path)?)?;
+                let to = root.join(path);
+                if let Some(parent) = to.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                std::os::unix::fs::symlink(target, to)?;
             }
         }
     }
+    for own in ["passwd", "group"] {
+        std::fs::write(root.join(own), "")?;
+    }
+    set_mode(root, 0o755)?;
+    match std::fs::rename(&built, &dir) {
+        Ok(()) => Ok(dir),
+        // Another start built the same one meanwhile.
+        Err(_) if dir.is_dir() => {
+            let _ = std::fs::remove_dir_all(&built);
+            Ok(dir)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&built);
+            Err(e)
+        }
+    }
+}
+
+/// Removes every copy in `cache_root` but the newest, and unfinished ones; returns their names.
+/// Only when no wall runs: a wall mounts its copy for its whole life.
+pub fn reap_old(cache_root: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(cache_root) else {
+        return Vec::new();
+    };
+    let mut copies: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let modified = e.metadata().and_then(|m| m.modified()).ok()?;
+            Some((modified, e.path()))
+        })
+        .collect();
+    copies.sort();
+    let newest = copies
+        .iter()
+        .rev()
+        .find(|(_, p)| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("etc-"))
+        })
+        .map(|(_, p)| p.clone());
+    let mut reaped = Vec::new();
+    for (_, path) in copies {
+        if Some(&path) != newest.as_ref() && std::fs::remove_dir_all(&path).is_ok() {
+            reaped.push(path.display().to_string());
+        }
+    }
+    reaped
+}
+
+fn fingerprint_tree(path: &Path, name: &str, hasher: &mut impl Hasher) {
+    use std::os::unix::fs::MetadataExt;
+    name.hash(hasher);
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        0u8.hash(hasher);
+        return;
+    };
+    (
+        meta.mode(),
+        meta.ino(),
+        meta.size(),
+        meta.mtime(),
+        meta.mtime_nsec(),
+        meta.ctime(),
+        meta.ctime_nsec(),
+    )
+        .hash(hasher);
+    if meta.is_dir()
+        && let Ok(entries) = std::fs::read_dir(path)
+    {
+        let mut names: Vec<_> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.file_name())
+            .collect();
+        names.sort();
+        for child in names {
+            let child_name = format!("{name}/{}", child.to_string_lossy());
+            fingerprint_tree(&path.join(&child), &child_name, hasher);
+        }
+    }
+}
+
+/// Copies `from` to `to` following no link: folders whole, files with their permission bits
+/// minus set-id, links as links; anything else (sockets, devices) is left out.
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let meta = std::fs::symlink_metadata(from)?;
+    let mode = meta.permissions().mode() & 0o777;
+    if meta.is_symlink() {
+        std::os::unix::fs::symlink(std::fs::read_link(from)?, to)?;
+    } else if meta.is_dir() {
+        std::fs::create_dir(to)?;
+        for entry in std::fs::read_dir(from)? {
+            let entry = entry?;
+            copy_tree(&entry.path(), &to.join(entry.file_name()))?;
+        }
+        set_mode(to, mode | 0o700)?;
+    } else if meta.is_file() {
+        std::fs::copy(from, to)?;
+        set_mode(to, mode)?;
+    }
     Ok(())
+}
+
+fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
 }
 
 /// What of the host's `etc` folder (`host_etc`) the wall shows, sorted by path.
@@ -232,15 +356,16 @@ mod tests {
                 EtcMount::Bind("ssl/certs".into()),
             ]
         );
-        let wall = tempfile::tempdir().unwrap();
         std::fs::write(etc.join("hosts"), "127.0.0.1 localhost\n").unwrap();
+        std::fs::write(etc.join("ssl/certs/ca.pem"), "CERT\n").unwrap();
         std::fs::set_permissions(
             etc.join("hosts"),
             std::os::unix::fs::PermissionsExt::from_mode(0o4640),
         )
         .unwrap();
-        populate(etc, wall.path(), &mounts).unwrap();
-        let w = wall.path();
+        let cache = tempfile::tempdir().unwrap();
+        let built = cached(etc, cache.path()).unwrap();
+        let w = built.as_path();
         assert_eq!(
             std::fs::read_to_string(w.join("hosts")).unwrap(),
             "127.0.0.1 localhost\n"
@@ -253,7 +378,27 @@ mod tests {
             std::fs::read_link(w.join("localtime")).unwrap(),
             Path::new("/usr/share/zoneinfo/UTC")
         );
-        assert!(w.join("ssl/certs").is_dir() && w.join("python3.11").is_dir());
-        assert!(!w.join("shadow").exists() && !w.join("default").exists());
+        assert_eq!(
+            std::fs::read_to_string(w.join("ssl/certs/ca.pem")).unwrap(),
+            "CERT\n"
+        );
+        assert!(w.join("python3.11").is_dir() && w.join("passwd").is_file());
+        // Reused while nothing changes; rebuilt when an allowed entry does.
+        assert_eq!(cached(etc, cache.path()).unwrap(), built);
+        std::fs::write(etc.join("ssl/certs/ca.pem"), "NEW CERT\n").unwrap();
+        let rebuilt = cached(etc, cache.path()).unwrap();
+        assert_ne!(rebuilt, built);
+        assert_eq!(
+            std::fs::read_to_string(rebuilt.join("ssl/certs/ca.pem")).unwrap(),
+            "NEW CERT\n"
+        );
+        // A change outside the allowed entries does not rebuild.
+        std::fs::write(etc.join("shadow"), "changed").unwrap();
+        assert_eq!(cached(etc, cache.path()).unwrap(), rebuilt);
+        // Once no wall runs, older copies go and the newest stays.
+        let reaped = reap_old(cache.path());
+        assert_eq!(reaped, [built.display().to_string()]);
+        assert!(rebuilt.is_dir() && !built.exists());
+        assert!(!rebuilt.join("shadow").exists() && !rebuilt.join("default").exists());
     }
 }

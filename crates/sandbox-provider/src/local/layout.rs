@@ -23,7 +23,6 @@ use paddock_wall::config::{
 use paddock_wall::pinned::FolderIdentity;
 use protocol::FolderAccess;
 
-use crate::local::etc::EtcMount;
 use crate::local::identity::Identity;
 use crate::sandbox::SandboxRequest;
 use crate::spawn::runner_args;
@@ -142,8 +141,8 @@ pub struct LayoutInput<'a> {
     pub wall: &'a Path,
     /// The host's root folder (`/` in production), read to mirror its entries.
     pub host_root: &'a Path,
-    /// What of the host's `/etc` the wall shows ([`super::etc::etc_mounts`]).
-    pub etc: &'a [EtcMount],
+    /// The synthesized `/etc` ([`super::etc::cached`]).
+    pub etc: &'a Path,
     /// Whether bubblewrap can forbid user namespaces inside (`--disable-userns`, 0.8+).
     pub disable_userns: bool,
     /// Environment of the enabled credential entries.
@@ -307,16 +306,12 @@ pub fn render(input: &LayoutInput<'_>) -> std::io::Result<Rendered> {
     })
 }
 
-/// `/etc`: the wall's own `etc` folder (filled by [`super::etc::populate`]: copies of the
-/// allowed files, their links, `passwd` and `group`), with each allowed folder of the host's
-/// `/etc` bound read-only on it, and one read rule over it all.
+/// `/etc`: the synthesized copy of the allowed entries ([`super::etc::cached`]) with the
+/// wall's own `passwd` and `group` bound on it, and one read rule over it all.
 fn render_etc(b: &mut Builder, input: &LayoutInput<'_>) {
-    b.ro_bind(&input.dirs.etc(), "/etc", None);
-    let etc = input.host_root.join("etc");
-    for mount in input.etc {
-        if let EtcMount::Bind(name) = mount {
-            b.ro_bind(&etc.join(name), &format!("/etc/{name}"), None);
-        }
+    b.ro_bind(input.etc, "/etc", None);
+    for own in ["passwd", "group"] {
+        b.ro_bind(&input.dirs.etc().join(own), &format!("/etc/{own}"), None);
     }
     b.rule("/etc", PathAccess::Read);
 }

@@ -79,7 +79,7 @@ fn render_for(root: &Path, dirs: &HostDirs, request: &SandboxRequest) -> Rendere
         runner: Path::new("/opt/paddock/tool-runner"),
         wall: Path::new("/opt/paddock/paddock-wall"),
         host_root: root,
-        etc: &crate::local::etc::etc_mounts(&root.join("etc")).unwrap(),
+        etc: Path::new("/state/etc-cache/etc-0123"),
         disable_userns: true,
         credential_env: BTreeMap::new(),
         bridge_token: "00112233445566778899aabbccddeeff",
@@ -128,20 +128,25 @@ fn etc_holds_only_allowed_entries_under_one_read_rule() {
     ] {
         assert!(!args.contains(absent), "{absent} is mounted: {args}");
     }
-    // The wall's own folder at /etc (copies, links, passwd, group), allowed folders on it.
-    let etc = root.path().join("etc");
+    // The synthesized copy at /etc, the wall's passwd and group on it, nothing else.
     assert_eq!(
         bound(&r, "/etc"),
-        Some(("--ro-bind".into(), "/state/wall-1/etc".into()))
+        Some(("--ro-bind".into(), "/state/etc-cache/etc-0123".into()))
     );
     assert_eq!(
-        bound(&r, "/etc/hosts"),
-        None,
-        "files are copied, not mounted"
+        bound(&r, "/etc/passwd").unwrap().1,
+        "/state/wall-1/etc/passwd"
     );
     assert_eq!(
-        bound(&r, "/etc/ssl/certs").unwrap().1,
-        etc.join("ssl/certs").display().to_string()
+        bound(&r, "/etc/group").unwrap().1,
+        "/state/wall-1/etc/group"
+    );
+    assert!(
+        !r.bwrap_args
+            .iter()
+            .any(|a| a.starts_with("/etc/") && a != "/etc/passwd" && a != "/etc/group"),
+        "{:?}",
+        r.bwrap_args
     );
     assert_eq!(rule(&r, "/etc"), Some(PathAccess::Read));
     assert!(

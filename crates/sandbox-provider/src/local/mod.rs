@@ -54,6 +54,8 @@ use crate::set_id_sweep::{self, SetIdSweep};
 use crate::socket_address::SocketAddress;
 use crate::spawn;
 
+/// The state folder's subfolder holding the synthesized `/etc` (see `etc::cached`).
+const ETC_CACHE: &str = "etc-cache";
 /// The descriptor the launcher puts the first granted folder at (the next ones follow).
 const GRANT_FD_BASE: i32 = 100;
 const RUNNER_READY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -351,12 +353,8 @@ impl LocalProvider {
         };
         write(dirs.etc().join("passwd"), &identity.passwd(HOME_INSIDE))?;
         write(dirs.etc().join("group"), &identity.group())?;
-        let host_etc = Path::new("/etc");
-        let etc_mounts = etc::etc_mounts(host_etc)
-            .and_then(|mounts| etc::populate(host_etc, &dirs.etc(), &mounts).map(|()| mounts))
-            .map_err(|e| ProviderError::io("building the wall's /etc", e))?;
-        std::fs::set_permissions(dirs.etc(), std::fs::Permissions::from_mode(0o755))
-            .map_err(|e| ProviderError::io("opening the wall's /etc", e))?;
+        let etc_dir = etc::cached(Path::new("/etc"), &c.state_dir.join(ETC_CACHE))
+            .map_err(|e| ProviderError::io("building the walls' /etc", e))?;
         let mut rendered = layout::render(&LayoutInput {
             request,
             grants: &grant_mounts,
@@ -365,7 +363,7 @@ impl LocalProvider {
             runner: &c.runner,
             wall: &c.wall,
             host_root: Path::new("/"),
-            etc: &etc_mounts,
+            etc: &etc_dir,
             disable_userns: preflight.disable_userns(),
             credential_env,
             bridge_token: bridge_token.as_hex(),
@@ -631,6 +629,7 @@ impl SandboxProvider for LocalProvider {
             tokio::task::spawn_blocking(move || resources::cgroup::reap_orphans(&support))
                 .await
                 .unwrap_or_default();
+        let mut walls_running = false;
         let Ok(entries) = std::fs::read_dir(&self.config.state_dir) else {
             return Ok(reaped);
         };
@@ -648,7 +647,13 @@ impl SandboxProvider for LocalProvider {
                     ProviderError::io(format!("removing {}", entry.path().display()), e)
                 })?;
                 reaped.push(name);
+            } else {
+                walls_running = true;
             }
+        }
+        // Older copies of the synthesized /etc, once no wall can still mount them.
+        if !walls_running {
+            reaped.extend(etc::reap_old(&self.config.state_dir.join(ETC_CACHE)));
         }
         Ok(reaped)
     }
