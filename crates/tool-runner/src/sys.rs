@@ -11,7 +11,7 @@
 use std::ffi::{CString, OsStr};
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, FromRawFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 
 /// `open(2)` flags std has no names for. The values differ between architectures.
@@ -187,7 +187,7 @@ pub fn landlock_restrict_signals() -> io::Result<()> {
     let fd = i32::try_from(fd).map_err(|_| io::Error::other("ruleset descriptor out of range"))?;
     // SAFETY: `fd` was just returned by the kernel and is owned here alone; the OwnedFd
     // closes it when dropped.
-    let owned = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
     // SAFETY: integer arguments only.
     check(unsafe { ffi::syscall(SYS_LANDLOCK_RESTRICT_SELF, i64::from(fd), 0u32) })?;
     drop(owned);
