@@ -194,8 +194,11 @@ fn decided_by_of(decided_by: &approvals::DecidedBy) -> DecidedBy {
 }
 
 /// One line saying what the call would do.
-pub(crate) fn summary(call: &PreparedCall) -> String {
-    match &call.request {
+pub(crate) fn summary(tool: &str, input: &Value, call: &PreparedCall) -> String {
+    let Some(request) = call.runner_request() else {
+        return format!("{tool} (runs on the host, outside the sandbox) {input}");
+    };
+    match request {
         ToolRequest::RunBash(r) => r.command.clone(),
         ToolRequest::ReadFile(r) => format!("read {}", r.path),
         ToolRequest::WriteFile(r) => format!("write {} ({} bytes)", r.path, r.content.len()),

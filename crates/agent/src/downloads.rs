@@ -9,7 +9,7 @@ use tool_protocol::ToolRequest;
 
 use crate::approval_gate::session_cwd;
 use crate::event_bus::SinkError;
-use crate::session::Shared;
+use crate::shared::Shared;
 
 /// Records what `request` downloads, if it is a command. Called once the call is committed as
 /// started and before it runs, so a download is known even when the command fails or is cut

@@ -13,6 +13,9 @@ pub enum AgentError {
     /// The session's settings cannot be used; the message names the setting.
     #[error("invalid session settings: {0}")]
     InvalidSettings(String),
+    /// The session's sandbox refused an operation on the wall itself (drafted rules).
+    #[error(transparent)]
+    Sandbox(#[from] sandbox_provider::ProviderError),
     /// The session has ended; it takes no more ops.
     #[error("session `{0}` is closed")]
     Closed(String),

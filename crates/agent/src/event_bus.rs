@@ -24,6 +24,14 @@ pub struct SinkError {
 pub trait EventSink: Send + Sync {
     /// Commits one durable event (see [`Event::is_durable`]); events arrive in `seq` order.
     async fn record(&self, event: &Event) -> Result<(), SinkError>;
+
+    /// The highest `seq` this sink committed for `session_id`, when it keeps track. A resumed
+    /// session numbers its events after it, so no number is used twice even when the process
+    /// was killed before the session store saved its own `last_seq`.
+    async fn last_seq(&self, session_id: &str) -> Result<Option<u64>, SinkError> {
+        let _ = session_id;
+        Ok(None)
+    }
 }
 
 /// A sink that commits nothing, for embedders that keep no audit trail (tests of other parts).
@@ -63,6 +71,14 @@ impl EventBus {
     /// A live observer of every event emitted after this call.
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
         self.live.subscribe()
+    }
+
+    /// The sink's last committed `seq` of a session (see [`EventSink::last_seq`]).
+    pub(crate) async fn last_committed_seq(
+        &self,
+        session_id: &str,
+    ) -> Result<Option<u64>, SinkError> {
+        self.sink.last_seq(session_id).await
     }
 }
 

@@ -41,7 +41,7 @@ pub(crate) struct SandboxSlot {
 }
 
 /// The sandbox request for a session's settings.
-pub(crate) fn sandbox_request(session_id: &str, settings: &SessionSettings) -> SandboxRequest {
+pub(crate) fn wall_request(session_id: &str, settings: &SessionSettings) -> SandboxRequest {
     let cwd = settings
         .cwd
         .clone()
@@ -105,12 +105,20 @@ impl SandboxSlot {
         }
     }
 
+    /// The live sandbox, if one is built (for operations on the wall itself: live policy
+    /// changes, drafted rules).
+    pub(crate) async fn current(&self) -> Option<Arc<dyn Sandbox>> {
+        self.current.read().await.clone()
+    }
+
     /// Rebuilds a live sandbox for new settings (waiting for running calls to end first).
-    /// When no sandbox is live nothing happens: the next call builds one with the new settings
-    /// anyway. `rebuilt` runs before any call can use the new sandbox.
+    /// `request` is read once the running calls have ended, so the rebuilt wall has the
+    /// settings in force then. When no sandbox is live nothing happens: the next call builds
+    /// one with the new settings anyway. `rebuilt` runs before any call can use the new
+    /// sandbox.
     pub(crate) async fn recreate(
         &self,
-        request: &SandboxRequest,
+        request: impl FnOnce() -> SandboxRequest,
         reason: &str,
         events: &SessionEvents,
         rebuilt: impl FnOnce(),
@@ -119,10 +127,11 @@ impl SandboxSlot {
         let Some(old) = slot.take() else {
             return Ok(());
         };
+        let request = request();
         if let Err(e) = old.close().await {
             tracing::warn!(sandbox = old.id(), "closing the old sandbox failed: {e}");
         }
-        let sandbox = self.build(request, events, None).await?;
+        let sandbox = self.build(&request, events, None).await?;
         events
             .emit(
                 None,

@@ -1,29 +1,28 @@
 //! A session: an actor that takes ops, runs one turn at a time, and emits events.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
-use approvals::{StandingApproval, StandingApprovals};
-use model_client::{ContentBlock, Message, ModelClient, Role};
-use protocol::{
-    ApprovalDecision, ErrorCode, EventMsg, FolderAccess, FolderGrant, Op, SessionSettings,
-    Submission,
-};
+use model_client::ModelClient;
+use protocol::{DraftedRule, ErrorCode, EventMsg, Op, ProviderKind, SessionSettings, Submission};
 use sandbox_provider::SandboxProvider;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::AgentConfig;
 use crate::error::AgentError;
 use crate::event_bus::{EventBus, SessionEvents, now_ms};
-use crate::sandbox_slot::{SandboxSlot, sandbox_request};
+use crate::sandbox_slot::SandboxSlot;
 use crate::session_store::{SessionRecord, SessionStore};
+use crate::settings_change;
+use crate::shared::{SessionState, Shared};
 use crate::tools::ToolRegistry;
 use crate::turn;
 
-/// What a session is built from. The composition root (the `paddock` crate) chooses each part.
+/// What a session is built from. The composition root (the `paddock-host` crate) chooses each
+/// part.
 #[derive(Clone)]
 pub struct SessionDeps {
     pub model: Arc<dyn ModelClient>,
@@ -34,98 +33,12 @@ pub struct SessionDeps {
     pub config: AgentConfig,
 }
 
-/// The mutable part of a session. Never held across an `.await`.
-pub(crate) struct SessionState {
-    pub settings: SessionSettings,
-    pub messages: Vec<Message>,
-    /// The first message index not yet saved, when some are unsaved.
-    pub dirty_from: Option<usize>,
-    pub session_approvals: Vec<StandingApproval>,
-    /// The machine's `always` approvals (re-read at each turn) and the ones this session
-    /// gave but could not save.
-    pub always_approvals: Vec<StandingApproval>,
-    /// `always` approvals whose save failed: they hold for this session only.
-    pub unsaved_always: Vec<StandingApproval>,
-    /// Files the session's commands downloaded (running one always asks).
-    pub downloads: BTreeSet<String>,
-    /// Notes for the model (e.g. "the sandbox was rebuilt") waiting for the next tool result or
-    /// user message.
-    pub notes: Vec<String>,
-}
-
-impl SessionState {
-    pub(crate) fn mark_dirty(&mut self, index: usize) {
-        self.dirty_from = Some(self.dirty_from.map_or(index, |d| d.min(index)));
-    }
-
-    /// The approvals in force: the machine's `always` ones and the session's.
-    pub(crate) fn standing(&self) -> StandingApprovals {
-        let mut standing = StandingApprovals::new();
-        for approval in self.always_approvals.iter().chain(&self.session_approvals) {
-            standing.add(approval.clone());
-        }
-        standing
-    }
-
-    /// The approvals in force, as front ends list them.
-    pub(crate) fn listed(&self) -> Vec<protocol::StandingApproval> {
-        self.standing()
-            .list()
-            .iter()
-            .map(crate::approval_gate::listed_approval)
-            .collect()
-    }
-}
-
-/// Everything a turn needs, shared between the session actor and its running turn.
-pub(crate) struct Shared {
-    pub id: String,
-    pub model: Arc<dyn ModelClient>,
-    pub store: Arc<dyn SessionStore>,
-    pub tools: ToolRegistry,
-    pub config: AgentConfig,
-    pub events: SessionEvents,
-    pub slot: SandboxSlot,
-    pub state: Mutex<SessionState>,
-    /// Calls waiting for an approval op.
-    pub pending: Mutex<HashMap<String, oneshot::Sender<ApprovalDecision>>>,
-}
-
-impl Shared {
-    pub(crate) fn state(&self) -> std::sync::MutexGuard<'_, SessionState> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    pub(crate) fn pending(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<ApprovalDecision>>> {
-        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Saves unsaved messages.
-    pub(crate) async fn persist_messages(&self) -> Result<(), crate::session_store::StoreError> {
-        let last_seq = self.events.last_seq().await;
-        let (from, messages) = {
-            let state = self.state();
-            let from = state.dirty_from.unwrap_or(state.messages.len());
-            (from, state.messages[from..].to_vec())
-        };
-        self.store
-            .save_messages(&self.id, from, &messages, last_seq)
-            .await?;
-        let mut state = self.state();
-        if state.dirty_from.is_some_and(|d| d >= from) {
-            state.dirty_from = None;
-        }
-        Ok(())
-    }
-}
-
 /// A running session. Dropping it does not stop it; send [`Op::Close`] for that.
 pub struct Session {
     id: String,
     ops: mpsc::UnboundedSender<Submission>,
     task: JoinHandle<()>,
+    shared: Arc<Shared>,
 }
 
 impl std::fmt::Debug for Session {
@@ -197,13 +110,18 @@ impl Session {
         let always_approvals = deps.store.always_approvals().await?;
         let id = record.id.clone();
         let settings = record.settings.clone();
+        let provider = deps.provider.kind();
+        // The sink may have committed events the store's `last_seq` has not caught up with
+        // (the process was killed mid-turn): numbering continues after both.
+        let committed = deps.bus.last_committed_seq(&id).await?;
+        let last_seq = record.last_seq.max(committed.unwrap_or(0));
         let shared = Arc::new(Shared {
             id: id.clone(),
             model: deps.model,
             store: deps.store,
             tools: deps.tools,
             config: deps.config,
-            events: SessionEvents::new(deps.bus, id.clone(), record.last_seq),
+            events: SessionEvents::new(deps.bus, id.clone(), last_seq),
             slot: SandboxSlot::new(deps.provider),
             state: Mutex::new(SessionState {
                 settings: record.settings,
@@ -219,11 +137,23 @@ impl Session {
         });
         shared
             .events
-            .emit(None, EventMsg::SessionCreated { settings, resumed })
+            .emit(
+                None,
+                EventMsg::SessionCreated {
+                    settings,
+                    resumed,
+                    provider,
+                },
+            )
             .await?;
         let (ops, receiver) = mpsc::unbounded_channel();
-        let task = tokio::spawn(Actor::new(shared).run(receiver));
-        Ok(Self { id, ops, task })
+        let task = tokio::spawn(Actor::new(Arc::clone(&shared)).run(receiver));
+        Ok(Self {
+            id,
+            ops,
+            task,
+            shared,
+        })
     }
 
     pub fn id(&self) -> &str {
@@ -242,6 +172,63 @@ impl Session {
         self.ops
             .send(submission)
             .map_err(|_| AgentError::Closed(self.id.clone()))
+    }
+
+    /// The wall this session's tool calls run in.
+    pub fn provider(&self) -> ProviderKind {
+        self.shared.slot.provider().kind()
+    }
+
+    /// The session's settings in force now (grants and allowed hosts included).
+    pub fn settings(&self) -> SessionSettings {
+        self.shared.state().settings.clone()
+    }
+
+    /// True while the actor takes ops (until it has closed).
+    pub fn is_open(&self) -> bool {
+        !self.ops.is_closed()
+    }
+
+    /// The network rules the live sandbox drafted from denied connections. Only OpenShell
+    /// drafts rules; other walls refuse with [`AgentError::Sandbox`]. With no sandbox built
+    /// yet there is nothing to draft from: an empty list.
+    pub async fn drafted_rules(&self) -> Result<Vec<DraftedRule>, AgentError> {
+        match self.shared.slot.current().await {
+            None => Ok(Vec::new()),
+            Some(sandbox) => Ok(sandbox.drafted_rules().await?),
+        }
+    }
+
+    /// Approves or rejects a drafted rule, and records the decision
+    /// (`network_rule_decided`) before returning it.
+    pub async fn decide_drafted_rule(
+        &self,
+        rule_id: &str,
+        approve: bool,
+        reason: Option<String>,
+    ) -> Result<DraftedRule, AgentError> {
+        let Some(sandbox) = self.shared.slot.current().await else {
+            return Err(AgentError::Sandbox(
+                sandbox_provider::ProviderError::InvalidRequest(format!(
+                    "no drafted rule `{rule_id}`: the session has no running sandbox"
+                )),
+            ));
+        };
+        let rule = sandbox
+            .decide_drafted_rule(rule_id, approve, reason.as_deref())
+            .await?;
+        self.shared
+            .events
+            .emit(
+                None,
+                EventMsg::NetworkRuleDecided {
+                    rule: rule.clone(),
+                    approved: approve,
+                    reason: if approve { None } else { reason },
+                },
+            )
+            .await?;
+        Ok(rule)
     }
 
     /// Waits until the session has closed (after [`Op::Close`]).
@@ -348,8 +335,9 @@ impl Actor {
                     }
                 }
             }
-            Op::GrantFolder { grant } => self.grant(grant).await,
-            Op::RevokeFolder { path } => self.revoke(path).await,
+            Op::GrantFolder { grant } => settings_change::grant(&self.shared, grant).await,
+            Op::RevokeFolder { path } => settings_change::revoke(&self.shared, path).await,
+            Op::AllowHost { host } => settings_change::allow_host(&self.shared, host).await,
             Op::ListApprovals => {
                 let approvals = self.shared.state().listed();
                 self.shared
@@ -371,117 +359,6 @@ impl Actor {
         }
     }
 
-    async fn grant(&mut self, grant: FolderGrant) {
-        if !grant.path.starts_with('/') {
-            self.error(
-                ErrorCode::InvalidOp,
-                format!("grant_folder: `{}` is not an absolute path", grant.path),
-            )
-            .await;
-            return;
-        }
-        let settings = {
-            let mut state = self.shared.state();
-            state.settings.folders.retain(|f| f.path != grant.path);
-            state.settings.folders.push(grant.clone());
-            state.settings.clone()
-        };
-        let access = match grant.access {
-            FolderAccess::ReadWrite => "read-write",
-            FolderAccess::ReadOnly => "read-only",
-        };
-        let reason = format!("{} was granted ({access})", grant.path);
-        self.settings_changed(settings, EventMsg::FolderGranted { grant }, reason)
-            .await;
-    }
-
-    async fn revoke(&mut self, path: String) {
-        let settings = {
-            let mut state = self.shared.state();
-            let before = state.settings.folders.len();
-            state.settings.folders.retain(|f| f.path != path);
-            if state.settings.folders.len() == before {
-                None
-            } else {
-                if state
-                    .settings
-                    .cwd
-                    .as_deref()
-                    .is_some_and(|cwd| std::path::Path::new(cwd).starts_with(&path))
-                {
-                    state.settings.cwd = None;
-                }
-                Some(state.settings.clone())
-            }
-        };
-        let Some(settings) = settings else {
-            self.error(
-                ErrorCode::InvalidOp,
-                format!("revoke_folder: `{path}` is not one of the session's folders"),
-            )
-            .await;
-            return;
-        };
-        let reason = format!("{path} was revoked");
-        self.settings_changed(settings, EventMsg::FolderRevoked { path }, reason)
-            .await;
-    }
-
-    /// Saves new settings, reports the change, and rebuilds a live sandbox in the background
-    /// (it waits for running calls; the actor keeps taking ops meanwhile).
-    async fn settings_changed(
-        &mut self,
-        settings: SessionSettings,
-        event: EventMsg,
-        reason: String,
-    ) {
-        if let Err(e) = self
-            .shared
-            .store
-            .save_settings(&self.shared.id, &settings)
-            .await
-        {
-            self.error(ErrorCode::PersistenceFailed, e.to_string())
-                .await;
-        }
-        self.shared.events.emit_logged(None, event).await;
-        if let Err(e) = self.shared.persist_messages().await {
-            self.error(ErrorCode::PersistenceFailed, e.to_string())
-                .await;
-        }
-        if !self.shared.slot.is_live().await {
-            return;
-        }
-        let shared = Arc::clone(&self.shared);
-        tokio::spawn(async move {
-            let request = sandbox_request(&shared.id, &settings);
-            let note = format!(
-                "The sandbox was rebuilt because {reason}: shell state (variables, background \
-                 processes, files outside the granted folders) was lost."
-            );
-            let rebuilt = || shared.state().notes.push(note);
-            match shared
-                .slot
-                .recreate(&request, &reason, &shared.events, rebuilt)
-                .await
-            {
-                Ok(()) => {}
-                Err(e) => {
-                    shared
-                        .events
-                        .emit_logged(
-                            None,
-                            EventMsg::Error {
-                                code: ErrorCode::SandboxRefused,
-                                message: e.to_string(),
-                            },
-                        )
-                        .await;
-                }
-            }
-        });
-    }
-
     async fn close(mut self) {
         if let Some(turn) = self.turn.take() {
             turn.cancel.cancel();
@@ -494,25 +371,6 @@ impl Actor {
             .await;
         if let Err(e) = self.shared.persist_messages().await {
             tracing::warn!(session = %self.shared.id, "saving the session at close failed: {e}");
-        }
-    }
-}
-
-/// Appends a user message, merging it into a trailing user message (after an interrupted or
-/// cut-short turn) so roles keep alternating.
-pub(crate) fn push_user_blocks(state: &mut SessionState, mut blocks: Vec<ContentBlock>) {
-    let index = state.messages.len();
-    match state.messages.last_mut() {
-        Some(last) if last.role == Role::User => {
-            last.content.append(&mut blocks);
-            state.mark_dirty(index - 1);
-        }
-        _ => {
-            state.messages.push(Message {
-                role: Role::User,
-                content: blocks,
-            });
-            state.mark_dirty(index);
         }
     }
 }

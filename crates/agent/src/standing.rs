@@ -9,7 +9,7 @@ use protocol::{ErrorCode, EventMsg};
 
 use crate::approval_gate::listed_approval;
 use crate::event_bus::SinkError;
-use crate::session::Shared;
+use crate::shared::Shared;
 
 fn persistence_error(message: String) -> EventMsg {
     EventMsg::Error {

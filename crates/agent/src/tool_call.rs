@@ -1,26 +1,16 @@
 //! The tool calls of one model step: each is checked, gated, run in the sandbox and recorded.
 //! Reads run in parallel; writes and commands run alone, in the model's order.
 
-use std::time::Instant;
-
 use model_client::{ContentBlock, InvalidToolInput};
-use protocol::{
-    ApprovalDecision, DecidedBy, EnforcementLevel, EventMsg, OutputStream, ToolCallStatus,
-};
+use protocol::{EnforcementLevel, EventMsg, ToolCallStatus};
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::approval_gate::{self, Gate, GateDecision, GateVerdict};
-use crate::downloads;
 use crate::event_bus::SinkError;
-use crate::sandbox_slot::{SlotError, sandbox_request};
-use crate::session::Shared;
-use crate::standing;
-use crate::tools::{
-    PreparedCall, RenderedResult, ToolEffect, append_denials, render_error, render_result,
-    truncate_middle,
-};
+use crate::shared::Shared;
+use crate::tool_approval::{Approval, approve};
+use crate::tool_execution::execute;
+use crate::tools::{RenderedResult, ToolEffect, ToolPlacement, append_denials, truncate_middle};
 
 /// A tool call as the model made it.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,7 +72,7 @@ pub(crate) struct Phase {
     pub end: PhaseEnd,
 }
 
-struct CallOutcome {
+pub(crate) struct CallOutcome {
     block: ContentBlock,
     stop: Option<PhaseEnd>,
 }
@@ -155,19 +145,19 @@ pub(crate) async fn run_calls(
 }
 
 /// What a finished call reports.
-struct Finish {
-    status: ToolCallStatus,
-    rendered: RenderedResult,
-    enforcement: EnforcementLevel,
-    denials: Vec<protocol::NetworkDenial>,
+pub(crate) struct Finish {
+    pub status: ToolCallStatus,
+    pub rendered: RenderedResult,
+    pub enforcement: EnforcementLevel,
+    pub denials: Vec<protocol::NetworkDenial>,
     /// What the wall did meanwhile, for the model.
-    wall_notes: Vec<String>,
-    duration_ms: u64,
+    pub wall_notes: Vec<String>,
+    pub duration_ms: u64,
 }
 
 /// Records the call's end, then gives the model its (possibly cut) result. When the record
 /// fails the model gets no result text: what it would see was never audited.
-async fn finish(
+pub(crate) async fn finish(
     shared: &Shared,
     turn_id: &str,
     call: &ModelCall,
@@ -227,8 +217,16 @@ fn plain(text: String, is_error: bool) -> RenderedResult {
     }
 }
 
-/// A call that ended before it reached the sandbox.
-async fn finish_unrun(
+/// The wall a call to `tool` runs behind: `host` for a host tool, else the sandbox's.
+fn enforcement_for(shared: &Shared, tool: &str) -> EnforcementLevel {
+    match shared.tools.get(tool).map(|d| d.placement) {
+        Some(ToolPlacement::Host) => EnforcementLevel::Host,
+        Some(ToolPlacement::Sandbox) | None => shared.slot.provider().enforcement(),
+    }
+}
+
+/// A call that ended before it reached the sandbox (or the host tool).
+pub(crate) async fn finish_unrun(
     shared: &Shared,
     turn_id: &str,
     call: &ModelCall,
@@ -236,7 +234,7 @@ async fn finish_unrun(
     text: String,
     stop: Option<PhaseEnd>,
 ) -> CallOutcome {
-    let enforcement = shared.slot.provider().enforcement();
+    let enforcement = enforcement_for(shared, &call.name);
     finish(
         shared,
         turn_id,
@@ -254,7 +252,7 @@ async fn finish_unrun(
     .await
 }
 
-fn sink_failed(call: &ModelCall, e: SinkError) -> CallOutcome {
+pub(crate) fn sink_failed(call: &ModelCall, e: SinkError) -> CallOutcome {
     CallOutcome {
         block: result_block(
             &call.id,
@@ -323,285 +321,4 @@ async fn run_one(
         Err(e) => return sink_failed(call, e),
     }
     execute(shared, turn_id, call, prepared, cancel).await
-}
-
-enum Approval {
-    Granted,
-    Denied(String),
-    Interrupted,
-}
-
-async fn approve(
-    shared: &Shared,
-    turn_id: &str,
-    call: &ModelCall,
-    prepared: &PreparedCall,
-    cancel: &CancellationToken,
-) -> Result<Approval, SinkError> {
-    let tid = Some(turn_id);
-    let enforcement = shared.slot.provider().enforcement();
-    let gate = {
-        let state = shared.state();
-        Gate::new(&state.settings, enforcement, &state.downloads).map(|gate| {
-            let verdict = gate.evaluate(&call.name, &call.input, &state.standing());
-            (gate, verdict)
-        })
-    };
-    let (gate, verdict) = match gate {
-        Ok(built) => built,
-        Err(problem) => {
-            let reason = format!("the approval policy cannot be built: {problem}");
-            shared
-                .events
-                .emit(
-                    tid,
-                    EventMsg::ToolCallDenied {
-                        call_id: call.id.clone(),
-                        by: DecidedBy::Policy,
-                        reason: reason.clone(),
-                    },
-                )
-                .await?;
-            return Ok(Approval::Denied(format!("denied: {reason}")));
-        }
-    };
-    let (reason, lasting_allowed) = match verdict {
-        GateVerdict::Allow { by } => {
-            shared
-                .events
-                .emit(
-                    tid,
-                    EventMsg::ToolCallApproved {
-                        call_id: call.id.clone(),
-                        by,
-                        scope: None,
-                    },
-                )
-                .await?;
-            return Ok(Approval::Granted);
-        }
-        GateVerdict::Deny { by, reason } => {
-            shared
-                .events
-                .emit(
-                    tid,
-                    EventMsg::ToolCallDenied {
-                        call_id: call.id.clone(),
-                        by,
-                        reason: reason.clone(),
-                    },
-                )
-                .await?;
-            return Ok(Approval::Denied(format!("denied: {reason}")));
-        }
-        GateVerdict::Ask {
-            reason,
-            lasting_allowed,
-        } => (reason, lasting_allowed),
-    };
-
-    let (sender, receiver) = oneshot::channel();
-    shared.pending().insert(call.id.clone(), sender);
-    shared
-        .events
-        .emit(
-            tid,
-            EventMsg::ToolCallAwaitingApproval {
-                call_id: call.id.clone(),
-                tool: call.name.clone(),
-                args: call.input.clone(),
-                summary: approval_gate::summary(prepared),
-                reason,
-                lasting_allowed,
-            },
-        )
-        .await?;
-    let decision = tokio::select! {
-        () = cancel.cancelled() => {
-            shared.pending().remove(&call.id);
-            return Ok(Approval::Interrupted);
-        }
-        decision = receiver => decision,
-    };
-    let Ok(decision) = decision else {
-        return Ok(Approval::Interrupted);
-    };
-    match gate.decide(&call.name, &call.input, &decision) {
-        GateDecision::Run {
-            scope,
-            new_approvals,
-        } => {
-            if !new_approvals.is_empty() {
-                standing::stand(shared, tid, new_approvals).await?;
-            }
-            shared
-                .events
-                .emit(
-                    tid,
-                    EventMsg::ToolCallApproved {
-                        call_id: call.id.clone(),
-                        by: DecidedBy::User,
-                        scope: Some(scope),
-                    },
-                )
-                .await?;
-            Ok(Approval::Granted)
-        }
-        GateDecision::Refuse { message_to_model } => {
-            let reason = match &decision {
-                ApprovalDecision::Deny { reason } => reason
-                    .clone()
-                    .filter(|r| !r.trim().is_empty())
-                    .unwrap_or_else(|| "no reason given".into()),
-                ApprovalDecision::Approve { .. } => message_to_model.clone(),
-            };
-            shared
-                .events
-                .emit(
-                    tid,
-                    EventMsg::ToolCallDenied {
-                        call_id: call.id.clone(),
-                        by: DecidedBy::User,
-                        reason,
-                    },
-                )
-                .await?;
-            Ok(Approval::Denied(message_to_model))
-        }
-    }
-}
-
-fn output_stream(stream: tool_protocol::Stream) -> OutputStream {
-    match stream {
-        tool_protocol::Stream::Stdout => OutputStream::Stdout,
-        tool_protocol::Stream::Stderr => OutputStream::Stderr,
-        tool_protocol::Stream::Data => OutputStream::Data,
-    }
-}
-
-/// Runs an approved call in the session's sandbox (building it first when needed).
-async fn execute(
-    shared: &Shared,
-    turn_id: &str,
-    call: &ModelCall,
-    prepared: PreparedCall,
-    cancel: &CancellationToken,
-) -> CallOutcome {
-    let tid = Some(turn_id);
-    let request = {
-        let state = shared.state();
-        sandbox_request(&shared.id, &state.settings)
-    };
-    let lease = match shared.slot.acquire(&request, &shared.events, tid).await {
-        Ok(lease) => lease,
-        Err(SlotError::Refused(e)) => {
-            let message = e.to_string();
-            return finish_unrun(
-                shared,
-                turn_id,
-                call,
-                ToolCallStatus::Error,
-                format!("not run: {message}"),
-                Some(PhaseEnd::SandboxRefused(message)),
-            )
-            .await;
-        }
-        Err(SlotError::Sink(e)) => return sink_failed(call, e),
-    };
-    let Some(sandbox) = lease.sandbox() else {
-        return finish_unrun(
-            shared,
-            turn_id,
-            call,
-            ToolCallStatus::Error,
-            "not run: the sandbox went away".into(),
-            None,
-        )
-        .await;
-    };
-    let enforcement = sandbox.enforcement();
-    if let Err(e) = shared
-        .events
-        .emit(
-            tid,
-            EventMsg::ToolCallStarted {
-                call_id: call.id.clone(),
-                tool: call.name.clone(),
-                args: call.input.clone(),
-                sandbox_id: sandbox.id().to_owned(),
-                enforcement,
-            },
-        )
-        .await
-    {
-        return sink_failed(call, e);
-    }
-    if let Err(e) = downloads::record(shared, tid, &prepared.request).await {
-        return sink_failed(call, e);
-    }
-
-    let started = Instant::now();
-    let (chunks_tx, mut chunks_rx) = mpsc::unbounded_channel();
-    let outcome = {
-        let running = sandbox.call(prepared.request, Some(chunks_tx), cancel);
-        tokio::pin!(running);
-        loop {
-            tokio::select! {
-                outcome = &mut running => break outcome,
-                Some(chunk) = chunks_rx.recv() => emit_chunk(shared, tid, call, chunk).await,
-            }
-        }
-    };
-    while let Ok(chunk) = chunks_rx.try_recv() {
-        emit_chunk(shared, tid, call, chunk).await;
-    }
-    drop(lease);
-    let elapsed = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-
-    let (status, rendered, stop) = match &outcome.result {
-        Ok(result) => (ToolCallStatus::Ok, render_result(result), None),
-        Err(sandbox_provider::CallError::Cancelled) => (
-            ToolCallStatus::Cancelled,
-            render_error(&sandbox_provider::CallError::Cancelled),
-            Some(PhaseEnd::Interrupted),
-        ),
-        Err(error) => (ToolCallStatus::Error, render_error(error), None),
-    };
-    let duration_ms = rendered.duration_ms.unwrap_or(elapsed);
-    finish(
-        shared,
-        turn_id,
-        call,
-        Finish {
-            status,
-            rendered,
-            enforcement,
-            denials: outcome.denials,
-            wall_notes: outcome.notes,
-            duration_ms,
-        },
-        stop,
-    )
-    .await
-}
-
-async fn emit_chunk(
-    shared: &Shared,
-    turn_id: Option<&str>,
-    call: &ModelCall,
-    chunk: sandbox_provider::OutputChunk,
-) {
-    // Output chunks are live-only: they never reach the durable sink, so this cannot fail
-    // for durability reasons.
-    shared
-        .events
-        .emit_logged(
-            turn_id,
-            EventMsg::ToolCallOutput {
-                call_id: call.id.clone(),
-                stream: output_stream(chunk.stream),
-                chunk: chunk.chunk.to_text_lossy(),
-            },
-        )
-        .await;
 }

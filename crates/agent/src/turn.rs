@@ -10,7 +10,7 @@ use protocol::{ErrorCode, EventMsg, FolderAccess, SessionSettings, TurnStopReaso
 use tokio_util::sync::CancellationToken;
 
 use crate::event_bus::SinkError;
-use crate::session::{Shared, push_user_blocks};
+use crate::shared::{Shared, push_user_blocks};
 use crate::tool_call::{self, ModelCall, PhaseEnd};
 
 /// How a model step ended.

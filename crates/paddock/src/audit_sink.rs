@@ -100,7 +100,9 @@ impl AuditSink {
     fn records(&self, event: &Event) -> Vec<AuditRecord> {
         let session = event.session_id.as_str();
         match &event.msg {
-            EventMsg::SessionCreated { settings, resumed } => {
+            EventMsg::SessionCreated {
+                settings, resumed, ..
+            } => {
                 self.mode
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)

@@ -8,7 +8,9 @@ use protocol::{ApprovalDecision, ApprovalScope, Event, EventMsg, ToolCallStatus}
 /// One line (or fragment) of human text for an event; `None` for events a person need not see.
 pub fn human(event: &Event) -> Option<String> {
     Some(match &event.msg {
-        EventMsg::SessionCreated { settings, resumed } => format!(
+        EventMsg::SessionCreated {
+            settings, resumed, ..
+        } => format!(
             "{} session {} (approvals: {}, network: {})\n",
             if *resumed { "resumed" } else { "started" },
             event.session_id,

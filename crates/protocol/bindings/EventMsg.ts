@@ -2,11 +2,13 @@
 import type { ApprovalScope } from "./ApprovalScope";
 import type { Attestation } from "./Attestation";
 import type { DecidedBy } from "./DecidedBy";
+import type { DraftedRule } from "./DraftedRule";
 import type { EnforcementLevel } from "./EnforcementLevel";
 import type { ErrorCode } from "./ErrorCode";
 import type { FolderGrant } from "./FolderGrant";
 import type { NetworkDenial } from "./NetworkDenial";
 import type { OutputStream } from "./OutputStream";
+import type { ProviderKind } from "./ProviderKind";
 import type { SessionSettings } from "./SessionSettings";
 import type { StandingApproval } from "./StandingApproval";
 import type { ToolCallStatus } from "./ToolCallStatus";
@@ -15,7 +17,15 @@ import type { TurnStopReason } from "./TurnStopReason";
 /**
  * What happened.
  */
-export type EventMsg = { "type": "session_created", settings: SessionSettings, resumed: boolean, } | { "type": "folder_granted", grant: FolderGrant, } | { "type": "folder_revoked", path: string, } | { "type": "sandbox_provisioning", message: string, } | { "type": "sandbox_ready", sandbox_id: string, enforcement: EnforcementLevel, attestation: Attestation, } | { "type": "sandbox_recreated", sandbox_id: string, enforcement: EnforcementLevel, attestation: Attestation, reason: string, } | { "type": "sandbox_refused", reason: string, 
+export type EventMsg = { "type": "session_created", settings: SessionSettings, resumed: boolean, 
+/**
+ * The wall the session's tool calls run in.
+ */
+provider: ProviderKind, } | { "type": "folder_granted", grant: FolderGrant, } | { "type": "folder_revoked", path: string, } | { "type": "host_allowed", host: string, live: boolean, } | { "type": "network_rule_decided", rule: DraftedRule, approved: boolean, 
+/**
+ * The user's reason for a rejection.
+ */
+reason: string | null, } | { "type": "sandbox_provisioning", message: string, } | { "type": "sandbox_ready", sandbox_id: string, enforcement: EnforcementLevel, attestation: Attestation, } | { "type": "sandbox_recreated", sandbox_id: string, enforcement: EnforcementLevel, attestation: Attestation, reason: string, } | { "type": "sandbox_refused", reason: string, 
 /**
  * The command that explains and fixes it.
  */

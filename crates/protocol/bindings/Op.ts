@@ -6,4 +6,4 @@ import type { SessionSettings } from "./SessionSettings";
 /**
  * What a session can be asked to do.
  */
-export type Op = { "type": "start_session", settings: SessionSettings, } | { "type": "user_turn", text: string, } | { "type": "interrupt" } | { "type": "approval", call_id: string, decision: ApprovalDecision, } | { "type": "grant_folder", grant: FolderGrant, } | { "type": "revoke_folder", path: string, } | { "type": "list_approvals" } | { "type": "revoke_approval", approval_id: string, } | { "type": "close" };
+export type Op = { "type": "start_session", settings: SessionSettings, } | { "type": "user_turn", text: string, } | { "type": "interrupt" } | { "type": "approval", call_id: string, decision: ApprovalDecision, } | { "type": "grant_folder", grant: FolderGrant, } | { "type": "revoke_folder", path: string, } | { "type": "allow_host", host: string, } | { "type": "list_approvals" } | { "type": "revoke_approval", approval_id: string, } | { "type": "close" };

@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
 
-use crate::sandbox::{Attestation, EnforcementLevel, FolderGrant, NetworkDenial};
+use crate::sandbox::{
+    Attestation, DraftedRule, EnforcementLevel, FolderGrant, NetworkDenial, ProviderKind,
+};
 use crate::session::{ApprovalScope, SessionSettings, StandingApproval};
 
 /// One event of a session, numbered from 1 in the order the session emitted it.
@@ -152,11 +154,25 @@ pub enum EventMsg {
     SessionCreated {
         settings: SessionSettings,
         resumed: bool,
+        /// The wall the session's tool calls run in.
+        provider: ProviderKind,
     },
     /// A folder was added to the session.
     FolderGranted { grant: FolderGrant },
     /// A folder was removed from the session.
     FolderRevoked { path: String },
+    /// A host was allowed for the rest of the session (`allow_host`): it joined the session's
+    /// extra hosts. `live` is true when the running sandbox took it without a rebuild (an
+    /// OpenShell live policy); otherwise a live sandbox is rebuilt (`sandbox_recreated`).
+    HostAllowed { host: String, live: bool },
+    /// The user approved or rejected a network rule the sandbox drafted from denied
+    /// connections (OpenShell).
+    NetworkRuleDecided {
+        rule: DraftedRule,
+        approved: bool,
+        /// The user's reason for a rejection.
+        reason: Option<String>,
+    },
     /// A step of building the sandbox, in plain words.
     SandboxProvisioning { message: String },
     /// The sandbox is built and attested; tool calls run in it.
@@ -281,6 +297,8 @@ impl EventMsg {
             EventMsg::SessionCreated { .. } => "session_created",
             EventMsg::FolderGranted { .. } => "folder_granted",
             EventMsg::FolderRevoked { .. } => "folder_revoked",
+            EventMsg::HostAllowed { .. } => "host_allowed",
+            EventMsg::NetworkRuleDecided { .. } => "network_rule_decided",
             EventMsg::SandboxProvisioning { .. } => "sandbox_provisioning",
             EventMsg::SandboxReady { .. } => "sandbox_ready",
             EventMsg::SandboxRecreated { .. } => "sandbox_recreated",

@@ -37,6 +37,10 @@ pub enum Op {
     GrantFolder { grant: FolderGrant },
     /// Removes a folder from the session; a live sandbox is recreated (shell state is lost).
     RevokeFolder { path: String },
+    /// Allows a host (`name`, `name:port` or `*.name`) for the rest of this session, beyond
+    /// its network profile. Answered by `host_allowed`; a live sandbox that cannot take it
+    /// live is rebuilt (shell state is lost, the agent is told).
+    AllowHost { host: String },
     /// Asks for a `standing_approvals` event listing the approvals in force.
     ListApprovals,
     /// Withdraws a standing approval (a `session` one of this session, or a machine-wide
@@ -57,6 +61,7 @@ impl Op {
             Op::Approval { .. } => "approval",
             Op::GrantFolder { .. } => "grant_folder",
             Op::RevokeFolder { .. } => "revoke_folder",
+            Op::AllowHost { .. } => "allow_host",
             Op::ListApprovals => "list_approvals",
             Op::RevokeApproval { .. } => "revoke_approval",
             Op::Close => "close",

@@ -110,6 +110,23 @@ impl NetworkDenial {
     }
 }
 
+/// A network rule the sandbox drafted from connections its policy denied, waiting for the
+/// user to approve or reject it (OpenShell's policy advisor).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct DraftedRule {
+    /// The rule's id (approve or reject it by this id).
+    pub id: String,
+    pub rule_name: String,
+    /// `host:port` of each endpoint the rule would open.
+    pub hosts: Vec<String>,
+    /// The program whose connections were denied.
+    pub binary: String,
+    /// Why the wall drafted it, in its words.
+    pub rationale: String,
+    /// How many denied connections the rule would have allowed.
+    pub hit_count: i64,
+}
+
 /// One check of the wall attestation, run from inside the sandbox before the first tool call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct CanaryResult {

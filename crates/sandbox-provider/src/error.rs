@@ -16,6 +16,9 @@ pub enum ProviderError {
     /// The session's request cannot be turned into a wall (a folder missing, a bad grant…).
     #[error("the session cannot be sandboxed: {0}")]
     InvalidRequest(String),
+    /// This wall does not offer the operation (e.g. drafted network rules on the local wall).
+    #[error("{0}")]
+    Unsupported(String),
     /// The tool-runner could not be started or reached.
     #[error("could not reach the tool-runner: {0}")]
     Runner(#[from] ConnectError),

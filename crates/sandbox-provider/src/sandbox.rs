@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use protocol::{
-    Attestation, EnforcementLevel, FolderGrant, MachineSandboxStatus, NetworkDenial,
+    Attestation, DraftedRule, EnforcementLevel, FolderGrant, MachineSandboxStatus, NetworkDenial,
     NetworkProfileName, ProviderKind,
 };
 use tokio::sync::mpsc;
@@ -92,4 +92,35 @@ pub trait Sandbox: Send + Sync {
 
     /// Tears the sandbox down (deleting copies of credential entries with it).
     async fn close(&self) -> Result<(), ProviderError>;
+
+    /// Adds `host` (`name`, `name:port`, `*.name`) to the running wall's network policy without
+    /// a rebuild. `Ok(false)` when this wall fixes its policy at start (the caller rebuilds it
+    /// with the host in the request's `extra_hosts`).
+    async fn allow_host_live(&self, host: &str) -> Result<bool, ProviderError> {
+        let _ = host;
+        Ok(false)
+    }
+
+    /// Network rules the wall drafted from denied connections, pending a decision. Walls
+    /// without a policy advisor refuse with [`ProviderError::Unsupported`].
+    async fn drafted_rules(&self) -> Result<Vec<DraftedRule>, ProviderError> {
+        Err(ProviderError::Unsupported(
+            "this wall drafts no network rules (only OpenShell's policy advisor does); allow a \
+             host for the session instead"
+                .into(),
+        ))
+    }
+
+    /// Approves (`reason: None`) or rejects a drafted rule by id; returns the rule decided.
+    async fn decide_drafted_rule(
+        &self,
+        rule_id: &str,
+        approve: bool,
+        reason: Option<&str>,
+    ) -> Result<DraftedRule, ProviderError> {
+        let _ = (rule_id, approve, reason);
+        Err(ProviderError::Unsupported(
+            "this wall drafts no network rules (only OpenShell's policy advisor does)".into(),
+        ))
+    }
 }

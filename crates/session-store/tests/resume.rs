@@ -153,7 +153,10 @@ async fn a_session_resumes_after_a_restart_with_its_history_grants_and_approvals
         matches!(m, EventMsg::SessionCreated { .. })
     })
     .await;
-    let EventMsg::SessionCreated { settings, resumed } = &created[0].msg else {
+    let EventMsg::SessionCreated {
+        settings, resumed, ..
+    } = &created[0].msg
+    else {
         unreachable!()
     };
     assert!(resumed);

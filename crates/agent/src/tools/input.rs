@@ -107,7 +107,7 @@ struct ListDirectoryInput {
 }
 
 /// Turns the model's input for the sandbox tool `tool` into a runner request.
-pub fn sandbox_request(tool: &str, input: &Value) -> Result<ToolRequest, ToolInputError> {
+pub fn runner_request(tool: &str, input: &Value) -> Result<ToolRequest, ToolInputError> {
     let request = match tool {
         "run_bash" => {
             let i: RunBashInput = parse(tool, input)?;

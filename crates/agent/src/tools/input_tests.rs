@@ -1,11 +1,11 @@
 use serde_json::json;
 use tool_protocol::{ToolName, ToolRequest};
 
-use super::sandbox_request;
+use super::runner_request;
 
 #[test]
 fn run_bash_maps_to_the_runner_request() {
-    let request = sandbox_request("run_bash", &json!({"command": "ls", "timeout_ms": 5})).unwrap();
+    let request = runner_request("run_bash", &json!({"command": "ls", "timeout_ms": 5})).unwrap();
     let ToolRequest::RunBash(args) = request else {
         panic!("wrong request: {request:?}");
     };
@@ -35,7 +35,7 @@ fn every_offered_tool_parses_a_minimal_input() {
         ("list_directory", json!({}), ToolName::ListDirectory),
     ];
     for (tool, input, name) in cases {
-        let request = sandbox_request(tool, &input).unwrap();
+        let request = runner_request(tool, &input).unwrap();
         assert_eq!(request.name(), name, "{tool}");
         assert_eq!(request.name().as_str(), tool);
     }
@@ -43,26 +43,26 @@ fn every_offered_tool_parses_a_minimal_input() {
 
 #[test]
 fn unknown_field_is_refused_by_name() {
-    let err = sandbox_request("read_file", &json!({"path": "a", "sudo": true})).unwrap_err();
+    let err = runner_request("read_file", &json!({"path": "a", "sudo": true})).unwrap_err();
     assert_eq!(err.tool, "read_file");
     assert!(err.problem.contains("sudo"), "{err}");
 }
 
 #[test]
 fn missing_and_mistyped_fields_are_named() {
-    let err = sandbox_request("write_file", &json!({"path": "a"})).unwrap_err();
+    let err = runner_request("write_file", &json!({"path": "a"})).unwrap_err();
     assert!(err.problem.contains("content"), "{err}");
-    let err = sandbox_request("run_bash", &json!({"command": 7})).unwrap_err();
+    let err = runner_request("run_bash", &json!({"command": 7})).unwrap_err();
     assert!(err.to_string().contains("run_bash"), "{err}");
-    let err = sandbox_request("run_bash", &json!({"command": "  "})).unwrap_err();
+    let err = runner_request("run_bash", &json!({"command": "  "})).unwrap_err();
     assert!(err.problem.contains("command"), "{err}");
-    let err = sandbox_request("grep", &json!("x")).unwrap_err();
+    let err = runner_request("grep", &json!("x")).unwrap_err();
     assert!(err.problem.contains("JSON object"), "{err}");
 }
 
 #[test]
 fn tools_the_model_is_not_offered_are_refused() {
     // `upload` exists on the runner wire but is not offered to the model.
-    let err = sandbox_request("upload", &json!({})).unwrap_err();
+    let err = runner_request("upload", &json!({})).unwrap_err();
     assert_eq!(err.problem, "no such tool");
 }

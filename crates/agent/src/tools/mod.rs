@@ -1,16 +1,21 @@
-//! The tools offered to the model. Today every tool runs in the session's sandbox; connector
-//! tools (MCP, `web_fetch`) will run in the host and join the registry as another
-//! [`ToolPlacement`].
+//! The tools offered to the model, and where each one runs ([`ToolPlacement`]): the sandbox
+//! tools run inside the session's wall through the tool-runner; host tools (connectors) run in
+//! the host process, with enforcement `host`, so no approval mode treats them as confined.
 
+mod host;
 mod input;
 mod output;
 mod schemas;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use model_client::ToolSpec;
 use serde_json::Value;
 use tool_protocol::ToolRequest;
 
-pub use input::{ToolInputError, sandbox_request};
+pub use host::{HostTool, HostToolError, HostToolOutput};
+pub use input::{ToolInputError, runner_request};
 pub use output::{RenderedResult, append_denials, render_error, render_result, truncate_middle};
 
 /// What a tool does to the world, which decides how calls are scheduled: reads run in
@@ -25,8 +30,11 @@ pub enum ToolEffect {
 /// Where a tool's calls run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolPlacement {
-    /// Inside the session's sandbox, through the tool-runner.
+    /// Inside the session's sandbox, through the tool-runner. Enforcement: the wall's.
     Sandbox,
+    /// In the host process (a connector). Enforcement `host`: no wall confines the call, so
+    /// `auto-in-sandbox` never lets it through unasked.
+    Host,
 }
 
 /// One tool the model may call.
@@ -37,11 +45,52 @@ pub struct ToolDefinition {
     pub placement: ToolPlacement,
 }
 
+/// Why a tool cannot join a registry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("tool `{name}` cannot be registered: {problem}")]
+pub struct RegistryError {
+    pub name: String,
+    pub problem: String,
+}
+
 /// The tools of a session.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone)]
 pub struct ToolRegistry {
     tools: Vec<ToolDefinition>,
+    host: BTreeMap<String, Arc<dyn HostTool>>,
 }
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolRegistry")
+            .field("tools", &self.tools)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for ToolRegistry {
+    fn eq(&self, other: &Self) -> bool {
+        self.tools == other.tools
+    }
+}
+
+/// Tool names the approval policy reads as sandbox file tools or commands. A host tool may
+/// not take one: it would inherit leniencies (reads proceed in every mode) meant for calls a
+/// wall confines.
+const SANDBOX_NAMES: &[&str] = &[
+    "run_bash",
+    "read_file",
+    "read_bytes",
+    "write_file",
+    "edit_file",
+    "delete",
+    "glob",
+    "grep",
+    "list_directory",
+    "stat",
+    "upload",
+    "download",
+];
 
 impl ToolRegistry {
     /// The eight sandbox tools: `run_bash`, `read_file`, `write_file`, `edit_file`, `delete`,
@@ -63,7 +112,43 @@ impl ToolRegistry {
                 },
             })
             .collect();
-        Self { tools }
+        Self {
+            tools,
+            host: BTreeMap::new(),
+        }
+    }
+
+    /// Adds a tool that runs in the host process. Its calls are recorded with enforcement
+    /// `host` and always pass the approval gate as a non-sandbox tool. Refused when the name
+    /// is taken or is a sandbox tool's name.
+    pub fn with_host_tool(
+        mut self,
+        spec: ToolSpec,
+        effect: ToolEffect,
+        tool: Arc<dyn HostTool>,
+    ) -> Result<Self, RegistryError> {
+        let refuse = |problem: &str| RegistryError {
+            name: spec.name.clone(),
+            problem: problem.to_owned(),
+        };
+        if SANDBOX_NAMES.contains(&spec.name.as_str()) {
+            return Err(refuse(
+                "the name is a sandbox tool's; a host tool needs a name of its own",
+            ));
+        }
+        if self.get(&spec.name).is_some() {
+            return Err(refuse("a tool with this name is already registered"));
+        }
+        if spec.input_schema.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(refuse("its input schema must be a JSON object schema"));
+        }
+        self.host.insert(spec.name.clone(), tool);
+        self.tools.push(ToolDefinition {
+            spec,
+            effect,
+            placement: ToolPlacement::Host,
+        });
+        Ok(self)
     }
 
     /// The specs to send with every model request.
@@ -75,7 +160,7 @@ impl ToolRegistry {
         self.tools.iter().find(|t| t.spec.name == name)
     }
 
-    /// Turns a model's call into a runner request, or says what is wrong with it.
+    /// Turns a model's call into a runner request or a host call, or says what is wrong.
     pub fn prepare(&self, name: &str, input: &Value) -> Result<PreparedCall, ToolInputError> {
         let Some(definition) = self.get(name) else {
             return Err(ToolInputError {
@@ -90,20 +175,62 @@ impl ToolRegistry {
                 ),
             });
         };
-        match definition.placement {
-            ToolPlacement::Sandbox => Ok(PreparedCall {
-                effect: definition.effect,
-                request: sandbox_request(name, input)?,
-            }),
+        let target = match definition.placement {
+            ToolPlacement::Sandbox => CallTarget::Sandbox(runner_request(name, input)?),
+            ToolPlacement::Host => {
+                let tool = self.host.get(name).ok_or_else(|| ToolInputError {
+                    tool: name.to_owned(),
+                    problem: "the host tool is not available".into(),
+                })?;
+                if !input.is_object() {
+                    return Err(ToolInputError {
+                        tool: name.to_owned(),
+                        problem: format!("the input must be a JSON object, got {input}"),
+                    });
+                }
+                CallTarget::Host(Arc::clone(tool))
+            }
+        };
+        Ok(PreparedCall {
+            effect: definition.effect,
+            target,
+        })
+    }
+}
+
+/// Where a prepared call goes.
+#[derive(Clone)]
+pub enum CallTarget {
+    /// The runner request to send into the session's sandbox.
+    Sandbox(ToolRequest),
+    /// The host tool to call with the model's input.
+    Host(Arc<dyn HostTool>),
+}
+
+impl std::fmt::Debug for CallTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallTarget::Sandbox(request) => f.debug_tuple("Sandbox").field(request).finish(),
+            CallTarget::Host(_) => f.write_str("Host"),
         }
     }
 }
 
 /// A model's call, validated and ready to run.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct PreparedCall {
     pub effect: ToolEffect,
-    pub request: ToolRequest,
+    pub target: CallTarget,
+}
+
+impl PreparedCall {
+    /// The runner request, for a sandbox tool.
+    pub fn runner_request(&self) -> Option<&ToolRequest> {
+        match &self.target {
+            CallTarget::Sandbox(request) => Some(request),
+            CallTarget::Host(_) => None,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -69,6 +69,17 @@ impl EventSink for RecordingSink {
         tokio::task::yield_now().await;
         Ok(())
     }
+
+    async fn last_seq(&self, session_id: &str) -> Result<Option<u64>, SinkError> {
+        Ok(self
+            .recorded
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|e| e.session_id == session_id)
+            .map(|e| e.seq)
+            .max())
+    }
 }
 
 /// Wraps a real provider and counts the sandboxes it starts.
@@ -109,6 +120,8 @@ pub struct Harness {
     pub runner: PathBuf,
     /// The wire format the model client speaks (Anthropic unless a test changes it).
     pub vendor: Vendor,
+    /// The tools offered (the sandbox tools unless a test adds host tools).
+    pub tools: ToolRegistry,
 }
 
 pub fn settings(folder: &Path, mode: ApprovalMode) -> SessionSettings {
@@ -155,6 +168,7 @@ impl Harness {
             config: AgentConfig::new("claude-test"),
             runner,
             vendor: Vendor::Anthropic,
+            tools: ToolRegistry::sandbox_tools(),
         }
     }
 
@@ -174,7 +188,7 @@ impl Harness {
             provider: self.provider.clone(),
             store: self.store.clone(),
             bus: self.bus.clone(),
-            tools: ToolRegistry::sandbox_tools(),
+            tools: self.tools.clone(),
             config: self.config.clone(),
         }
     }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use openshell_proto::v1::{DeleteProviderRequest, SandboxPhase};
-use protocol::{Attestation, NetworkDenial};
+use protocol::{Attestation, DraftedRule, NetworkDenial};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tool_protocol::{ToolRequest, ToolResult};
@@ -101,6 +101,20 @@ pub struct PendingRule {
     pub hit_count: i32,
     /// Must accompany the approval; stale once the policy changed.
     pub review_token: String,
+}
+
+impl PendingRule {
+    /// The rule as front ends show it (without its review token).
+    pub fn to_drafted(&self) -> DraftedRule {
+        DraftedRule {
+            id: self.id.clone(),
+            rule_name: self.rule_name.clone(),
+            hosts: self.hosts.clone(),
+            binary: self.binary.clone(),
+            rationale: self.rationale.clone(),
+            hit_count: i64::from(self.hit_count),
+        }
+    }
 }
 
 /// A running OpenShell sandbox.
@@ -412,6 +426,41 @@ impl Sandbox for OpenShellSandbox {
             denials,
             notes: Vec::new(),
         }
+    }
+
+    async fn allow_host_live(&self, host: &str) -> Result<bool, ProviderError> {
+        self.allow_host(host).await.map(|_| true)
+    }
+
+    async fn drafted_rules(&self) -> Result<Vec<DraftedRule>, ProviderError> {
+        Ok(self
+            .pending_rules()
+            .await?
+            .iter()
+            .map(PendingRule::to_drafted)
+            .collect())
+    }
+
+    async fn decide_drafted_rule(
+        &self,
+        rule_id: &str,
+        approve: bool,
+        reason: Option<&str>,
+    ) -> Result<DraftedRule, ProviderError> {
+        let pending = self.pending_rules().await?;
+        let Some(rule) = pending.iter().find(|r| r.id == rule_id) else {
+            return Err(ProviderError::InvalidRequest(format!(
+                "no drafted rule `{rule_id}` is pending for this sandbox (it was decided, or \
+                 the policy changed; list the drafted rules again)"
+            )));
+        };
+        if approve {
+            self.approve_rule(rule).await?;
+        } else {
+            self.reject_rule(rule, reason.unwrap_or("rejected by the user"))
+                .await?;
+        }
+        Ok(rule.to_drafted())
     }
 
     async fn close(&self) -> Result<(), ProviderError> {

@@ -1,0 +1,211 @@
+//! The approval of one tool call: the gate's verdict (rules, mode, standing approvals, safety
+//! checks), then — when it asks — the user's answer, and what that answer keeps.
+
+use protocol::{ApprovalDecision, DecidedBy, EnforcementLevel, EventMsg};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use crate::approval_gate::{self, Gate, GateDecision, GateVerdict};
+use crate::event_bus::SinkError;
+use crate::shared::Shared;
+use crate::standing;
+use crate::tool_call::ModelCall;
+use crate::tools::{CallTarget, PreparedCall};
+
+/// How the approval of a call ended.
+pub(crate) enum Approval {
+    Granted,
+    /// Denied; the text is what the model is told.
+    Denied(String),
+    Interrupted,
+}
+
+/// The wall a prepared call would run behind: the sandbox's, or `host` for a host tool.
+pub(crate) fn enforcement_of(shared: &Shared, prepared: &PreparedCall) -> EnforcementLevel {
+    match prepared.target {
+        CallTarget::Sandbox(_) => shared.slot.provider().enforcement(),
+        CallTarget::Host(_) => EnforcementLevel::Host,
+    }
+}
+
+/// Decides whether `call` may run: by the gate alone, or by asking the user.
+pub(crate) async fn approve(
+    shared: &Shared,
+    turn_id: &str,
+    call: &ModelCall,
+    prepared: &PreparedCall,
+    cancel: &CancellationToken,
+) -> Result<Approval, SinkError> {
+    let enforcement = enforcement_of(shared, prepared);
+    let (gate, verdict) = match gate_verdict(shared, call, enforcement) {
+        Ok(built) => built,
+        Err(problem) => {
+            let reason = format!("the approval policy cannot be built: {problem}");
+            return deny(shared, turn_id, call, DecidedBy::Policy, reason).await;
+        }
+    };
+    let (reason, lasting_allowed) = match verdict {
+        GateVerdict::Allow { by } => {
+            emit_approved(shared, turn_id, call, by, None).await?;
+            return Ok(Approval::Granted);
+        }
+        GateVerdict::Deny { by, reason } => {
+            return deny(shared, turn_id, call, by, reason).await;
+        }
+        GateVerdict::Ask {
+            reason,
+            lasting_allowed,
+        } => (reason, lasting_allowed),
+    };
+    let question = Question {
+        summary: approval_gate::summary(&call.name, &call.input, prepared),
+        reason,
+        lasting_allowed,
+    };
+    let Some(decision) = ask_user(shared, turn_id, call, question, cancel).await? else {
+        return Ok(Approval::Interrupted);
+    };
+    apply_decision(shared, turn_id, call, &gate, &decision).await
+}
+
+/// The session's gate as it stands now, and its verdict on the call.
+fn gate_verdict(
+    shared: &Shared,
+    call: &ModelCall,
+    enforcement: EnforcementLevel,
+) -> Result<(Gate, GateVerdict), String> {
+    let state = shared.state();
+    let gate = Gate::new(&state.settings, enforcement, &state.downloads)?;
+    let verdict = gate.evaluate(&call.name, &call.input, &state.standing());
+    Ok((gate, verdict))
+}
+
+async fn emit_approved(
+    shared: &Shared,
+    turn_id: &str,
+    call: &ModelCall,
+    by: DecidedBy,
+    scope: Option<protocol::ApprovalScope>,
+) -> Result<(), SinkError> {
+    shared
+        .events
+        .emit(
+            Some(turn_id),
+            EventMsg::ToolCallApproved {
+                call_id: call.id.clone(),
+                by,
+                scope,
+            },
+        )
+        .await
+}
+
+async fn deny(
+    shared: &Shared,
+    turn_id: &str,
+    call: &ModelCall,
+    by: DecidedBy,
+    reason: String,
+) -> Result<Approval, SinkError> {
+    shared
+        .events
+        .emit(
+            Some(turn_id),
+            EventMsg::ToolCallDenied {
+                call_id: call.id.clone(),
+                by,
+                reason: reason.clone(),
+            },
+        )
+        .await?;
+    Ok(Approval::Denied(format!("denied: {reason}")))
+}
+
+/// What the user is asked.
+struct Question {
+    summary: String,
+    reason: String,
+    lasting_allowed: bool,
+}
+
+/// Publishes the question and waits for the `approval` op; `None` when the turn was
+/// interrupted first. There is no deadline: a question can be answered much later (from the
+/// approvals inbox of a headless server).
+async fn ask_user(
+    shared: &Shared,
+    turn_id: &str,
+    call: &ModelCall,
+    question: Question,
+    cancel: &CancellationToken,
+) -> Result<Option<ApprovalDecision>, SinkError> {
+    let (sender, receiver) = oneshot::channel();
+    shared.pending().insert(call.id.clone(), sender);
+    let asked = shared
+        .events
+        .emit(
+            Some(turn_id),
+            EventMsg::ToolCallAwaitingApproval {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                args: call.input.clone(),
+                summary: question.summary,
+                reason: question.reason,
+                lasting_allowed: question.lasting_allowed,
+            },
+        )
+        .await;
+    if let Err(e) = asked {
+        shared.pending().remove(&call.id);
+        return Err(e);
+    }
+    tokio::select! {
+        () = cancel.cancelled() => {
+            shared.pending().remove(&call.id);
+            Ok(None)
+        }
+        decision = receiver => Ok(decision.ok()),
+    }
+}
+
+/// Applies the user's answer: runs the call (keeping any lasting approval) or refuses it.
+async fn apply_decision(
+    shared: &Shared,
+    turn_id: &str,
+    call: &ModelCall,
+    gate: &Gate,
+    decision: &ApprovalDecision,
+) -> Result<Approval, SinkError> {
+    match gate.decide(&call.name, &call.input, decision) {
+        GateDecision::Run {
+            scope,
+            new_approvals,
+        } => {
+            if !new_approvals.is_empty() {
+                standing::stand(shared, Some(turn_id), new_approvals).await?;
+            }
+            emit_approved(shared, turn_id, call, DecidedBy::User, Some(scope)).await?;
+            Ok(Approval::Granted)
+        }
+        GateDecision::Refuse { message_to_model } => {
+            let reason = match decision {
+                ApprovalDecision::Deny { reason } => reason
+                    .clone()
+                    .filter(|r| !r.trim().is_empty())
+                    .unwrap_or_else(|| "no reason given".into()),
+                ApprovalDecision::Approve { .. } => message_to_model.clone(),
+            };
+            shared
+                .events
+                .emit(
+                    Some(turn_id),
+                    EventMsg::ToolCallDenied {
+                        call_id: call.id.clone(),
+                        by: DecidedBy::User,
+                        reason,
+                    },
+                )
+                .await?;
+            Ok(Approval::Denied(message_to_model))
+        }
+    }
+}
