@@ -57,6 +57,9 @@ pub enum StoreError {
     Corrupt(String),
     #[error("the session store failed: {0}")]
     Backend(String),
+    /// Another process held the store's lock for longer than the store waits and retries.
+    #[error("the session store stayed locked by another Paddock process: {0}")]
+    Busy(String),
 }
 
 /// Sessions that outlive the process.

@@ -7,6 +7,7 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde_json::Value;
@@ -41,6 +42,55 @@ pub struct Appended {
     pub hash: String,
 }
 
+/// How long one statement waits for another process's lock (SQLite's busy handler).
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long opening and appending keep retrying after the busy handler gave up.
+const RETRY_FOR: Duration = Duration::from_secs(60);
+
+fn is_busy(error: &AuditError) -> bool {
+    let sqlite = match error {
+        AuditError::Sqlite(e) | AuditError::Migration { source: e, .. } => e,
+        _ => return false,
+    };
+    matches!(
+        sqlite.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
+/// Runs `attempt` again while another process's lock makes it fail (up to [`RETRY_FOR`]).
+fn retry_busy<T>(mut attempt: impl FnMut() -> Result<T, AuditError>) -> Result<T, AuditError> {
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(2);
+    loop {
+        match attempt() {
+            Err(e) if is_busy(&e) && started.elapsed() < RETRY_FOR => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(100));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Puts the file in WAL mode, once: the switch needs an exclusive lock, and a process racing
+/// to set it again on a file already in WAL would get `SQLITE_BUSY` without the busy handler
+/// being asked, so the mode is read first.
+fn switch_to_wal(conn: &Connection) -> Result<(), AuditError> {
+    let mode: String = conn.query_row("PRAGMA journal_mode", [], |row| row.get(0))?;
+    if mode.eq_ignore_ascii_case("wal") {
+        return Ok(());
+    }
+    let journal: String = conn.query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))?;
+    if journal.eq_ignore_ascii_case("wal") {
+        Ok(())
+    } else {
+        Err(AuditError::Internal {
+            message: format!("the audit database could not switch to WAL (got `{journal}`)"),
+        })
+    }
+}
+
 /// A hash-chained, append-only audit trail in one SQLite file.
 pub struct AuditStore {
     pub(crate) conn: Connection,
@@ -66,13 +116,9 @@ impl AuditStore {
         let path = path.as_ref().to_path_buf();
         let existed = path.exists();
         let mut conn = Connection::open(&path)?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        let journal: String = conn.query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))?;
-        if !journal.eq_ignore_ascii_case("wal") {
-            return Err(AuditError::Internal {
-                message: format!("the audit database could not switch to WAL (got `{journal}`)"),
-            });
-        }
+        // First, so every later statement waits for other processes' locks.
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        retry_busy(|| switch_to_wal(&conn))?;
         let synchronous = match options.durability {
             Durability::Full => "FULL",
             Durability::Normal => "NORMAL",
@@ -83,7 +129,7 @@ impl AuditStore {
         if !existed {
             restrict_permissions(&path)?;
         }
-        migrate(&mut conn, now_ms())?;
+        retry_busy(|| migrate(&mut conn, now_ms()))?;
         Ok(AuditStore {
             conn,
             redactor: Redactor::new()?,
@@ -110,8 +156,13 @@ impl AuditStore {
         })
     }
 
-    /// Appends events in one committed transaction (all or none).
+    /// Appends events in one committed transaction (all or none). Another process holding
+    /// the trail's lock is waited for (and retried after), never a lost event.
     pub fn append_batch(&mut self, events: &[NewEvent]) -> Result<Vec<Appended>, AuditError> {
+        retry_busy(|| self.append_batch_once(events))
+    }
+
+    fn append_batch_once(&mut self, events: &[NewEvent]) -> Result<Vec<Appended>, AuditError> {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;

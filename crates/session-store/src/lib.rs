@@ -5,6 +5,7 @@
 //! numbered migrations ([`migrations`]).
 
 mod migrations;
+pub mod sqlite;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -14,7 +15,7 @@ use approvals::StandingApproval;
 use async_trait::async_trait;
 use model_client::Message;
 use protocol::{ProviderKind, SessionSettings};
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 pub use migrations::SCHEMA_VERSION;
 
@@ -30,8 +31,14 @@ impl std::fmt::Debug for SqliteSessionStore {
     }
 }
 
-fn backend(context: &str, e: impl std::fmt::Display) -> StoreError {
-    StoreError::Backend(format!("{context}: {e}"))
+fn backend<E: std::fmt::Display + 'static>(context: &str, e: E) -> StoreError {
+    let error: &dyn std::any::Any = &e;
+    match error.downcast_ref::<rusqlite::Error>() {
+        Some(sqlite_error) if sqlite::is_busy(sqlite_error) => {
+            StoreError::Busy(format!("{context}: {e}"))
+        }
+        _ => StoreError::Backend(format!("{context}: {e}")),
+    }
 }
 
 fn now_ms() -> i64 {
@@ -58,7 +65,7 @@ impl SqliteSessionStore {
             std::fs::create_dir_all(parent)
                 .map_err(|e| backend(&format!("creating {}", parent.display()), e))?;
         }
-        let connection = Connection::open(path)
+        let connection = sqlite::open_shared(path)
             .map_err(|e| backend(&format!("opening {}", path.display()), e))?;
         Self::init(connection, &path.display().to_string())
     }
@@ -72,26 +79,30 @@ impl SqliteSessionStore {
 
     fn init(mut connection: Connection, name: &str) -> Result<Self, StoreError> {
         connection
-            .execute_batch(
-                "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;",
-            )
+            .execute_batch("PRAGMA foreign_keys = ON;")
             .map_err(|e| backend(&format!("configuring {name}"), e))?;
-        migrations::migrate(&mut connection)
-            .map_err(|e| StoreError::Corrupt(format!("{name}: {e}")))?;
+        migrations::migrate(&mut connection).map_err(|e| match e {
+            migrations::MigrationError::Busy(e) => backend(&format!("migrating {name}"), e),
+            migrations::MigrationError::Refused(e) => StoreError::Corrupt(format!("{name}: {e}")),
+        })?;
         Ok(Self {
             connection: Arc::new(Mutex::new(connection)),
         })
     }
 
-    /// Runs `work` on the connection off the async runtime's threads.
+    /// Runs `work` on the connection off the async runtime's threads, again while another
+    /// process's lock makes it fail with `SQLITE_BUSY` (see [`sqlite::retry_busy`]).
     async fn run<T: Send + 'static>(
         &self,
-        work: impl FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+        work: impl Fn(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
         let connection = Arc::clone(&self.connection);
         tokio::task::spawn_blocking(move || {
             let mut connection = connection.lock().unwrap_or_else(PoisonError::into_inner);
-            work(&mut connection)
+            sqlite::retry_busy(
+                || work(&mut connection),
+                |e| matches!(e, StoreError::Busy(_)),
+            )
         })
         .await
         .map_err(|e| backend("the store's worker thread failed", e))?
@@ -101,11 +112,11 @@ impl SqliteSessionStore {
     async fn change_session(
         &self,
         id: String,
-        change: impl FnOnce(&rusqlite::Transaction<'_>, &str) -> Result<(), StoreError> + Send + 'static,
+        change: impl Fn(&rusqlite::Transaction<'_>, &str) -> Result<(), StoreError> + Send + 'static,
     ) -> Result<(), StoreError> {
         self.run(move |connection| {
             let tx = connection
-                .transaction()
+                .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(|e| backend("starting a transaction", e))?;
             touch(&tx, &id)?;
             change(&tx, &id)?;
@@ -134,7 +145,7 @@ impl SessionStore for SqliteSessionStore {
         let record = record.clone();
         self.run(move |connection| {
             let tx = connection
-                .transaction()
+                .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(|e| backend("starting a transaction", e))?;
             let exists: Option<i64> = tx
                 .query_row(
@@ -145,7 +156,7 @@ impl SessionStore for SqliteSessionStore {
                 .optional()
                 .map_err(|e| backend("looking the session up", e))?;
             if exists.is_some() {
-                return Err(StoreError::AlreadyExists(record.id));
+                return Err(StoreError::AlreadyExists(record.id.clone()));
             }
             tx.execute(
                 "INSERT INTO sessions (id, settings, last_seq, created_ms, updated_ms, provider)
@@ -207,7 +218,7 @@ impl SessionStore for SqliteSessionStore {
                 "a session approval",
             )?;
             Ok(Some(SessionRecord {
-                id,
+                id: id.clone(),
                 settings,
                 messages,
                 session_approvals,

@@ -1,7 +1,7 @@
 //! Numbered schema migrations. Each runs once, in order, inside a transaction; the number of
 //! the last one applied is SQLite's `user_version`. Never edit a shipped migration: add one.
 
-use rusqlite::Connection;
+use rusqlite::{Connection, TransactionBehavior};
 
 /// The migrations, in order. Index `i` brings the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -42,29 +42,62 @@ const MIGRATIONS: &[&str] = &[
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 
+/// Why the schema could not be brought up to date.
+#[derive(Debug)]
+pub(crate) enum MigrationError {
+    /// Another process held the lock for longer than we wait and retry.
+    Busy(rusqlite::Error),
+    /// The database cannot be used by this build (newer schema, a failed migration).
+    Refused(String),
+}
+
 /// Brings the database up to [`SCHEMA_VERSION`]. Refuses a database written by a newer
-/// version (it would be misread).
-pub(crate) fn migrate(connection: &mut Connection) -> Result<(), String> {
+/// version (it would be misread). Safe when several processes open a fresh file at once:
+/// the version is read inside an immediate (write-locked) transaction, so exactly one of
+/// them applies each migration and the others find it applied.
+pub(crate) fn migrate(connection: &mut Connection) -> Result<(), MigrationError> {
+    crate::sqlite::retry_busy(
+        || migrate_once(connection),
+        |e| matches!(e, MigrationError::Busy(_)),
+    )
+}
+
+fn migrate_once(connection: &mut Connection) -> Result<(), MigrationError> {
+    let step = |what: String| {
+        move |e: rusqlite::Error| {
+            if crate::sqlite::is_busy(&e) {
+                MigrationError::Busy(e)
+            } else {
+                MigrationError::Refused(format!("{what}: {e}"))
+            }
+        }
+    };
+    // A read first: an up-to-date database (the common case) takes no write lock.
     let current: u32 = connection
         .query_row("PRAGMA user_version", [], |row| row.get(0))
-        .map_err(|e| format!("reading the schema version: {e}"))?;
+        .map_err(step("reading the schema version".into()))?;
+    if current == SCHEMA_VERSION {
+        return Ok(());
+    }
+    let tx = connection
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(step("locking the database to migrate it".into()))?;
+    let current: u32 = tx
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .map_err(step("reading the schema version".into()))?;
     if current > SCHEMA_VERSION {
-        return Err(format!(
+        return Err(MigrationError::Refused(format!(
             "the database has schema version {current}, newer than this Paddock's \
              {SCHEMA_VERSION}; upgrade Paddock"
-        ));
+        )));
     }
     for (index, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
         let version = index as i64 + 1;
-        let tx = connection
-            .transaction()
-            .map_err(|e| format!("migration {version}: {e}"))?;
         tx.execute_batch(sql)
-            .map_err(|e| format!("migration {version}: {e}"))?;
+            .map_err(step(format!("migration {version}")))?;
         tx.pragma_update(None, "user_version", version)
-            .map_err(|e| format!("migration {version}: {e}"))?;
-        tx.commit()
-            .map_err(|e| format!("migration {version}: {e}"))?;
+            .map_err(step(format!("migration {version}")))?;
     }
-    Ok(())
+    tx.commit()
+        .map_err(step("committing the migrations".into()))
 }
