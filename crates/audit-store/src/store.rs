@@ -48,9 +48,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 const RETRY_FOR: Duration = Duration::from_secs(60);
 
 fn is_busy(error: &AuditError) -> bool {
-    let sqlite = match error {
-        AuditError::Sqlite(e) | AuditError::Migration { source: e, .. } => e,
-        _ => return false,
+    let (AuditError::Sqlite(sqlite) | AuditError::Migration { source: sqlite, .. }) = error else {
+        return false;
     };
     matches!(
         sqlite.sqlite_error_code(),
