@@ -4,6 +4,7 @@
 //! approvals, plus the machine-wide `always` approvals, survive a restart. Schema changes are
 //! numbered migrations ([`migrations`]).
 
+mod event_log;
 mod migrations;
 pub mod sqlite;
 
@@ -17,6 +18,7 @@ use model_client::Message;
 use protocol::{ProviderKind, SessionSettings};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
+pub use event_log::{EVENT_LOG_PAGE, SqliteEventLog};
 pub use migrations::SCHEMA_VERSION;
 
 /// Sessions in one SQLite file (`sessions.db` in Paddock's state folder).
@@ -81,7 +83,7 @@ impl SqliteSessionStore {
         connection
             .execute_batch("PRAGMA foreign_keys = ON;")
             .map_err(|e| backend(&format!("configuring {name}"), e))?;
-        migrations::migrate(&mut connection).map_err(|e| match e {
+        migrations::migrate(&mut connection, migrations::MIGRATIONS).map_err(|e| match e {
             migrations::MigrationError::Busy(e) => backend(&format!("migrating {name}"), e),
             migrations::MigrationError::Refused(e) => StoreError::Corrupt(format!("{name}: {e}")),
         })?;

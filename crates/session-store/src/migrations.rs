@@ -3,8 +3,9 @@
 
 use rusqlite::{Connection, TransactionBehavior};
 
-/// The migrations, in order. Index `i` brings the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[
+/// The session store's migrations, in order. Index `i` brings the schema from version `i` to
+/// `i + 1`.
+pub(crate) const MIGRATIONS: &[&str] = &[
     // 1: sessions, their messages, and standing approvals.
     "CREATE TABLE sessions (
          id TEXT PRIMARY KEY,
@@ -42,6 +43,18 @@ const MIGRATIONS: &[&str] = &[
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 
+/// The event log's migrations (`events.db`), in order.
+pub(crate) const EVENT_LOG_MIGRATIONS: &[&str] = &[
+    // 1: every durable event of every session, by session and number.
+    "CREATE TABLE events (
+         session_id TEXT NOT NULL,
+         seq INTEGER NOT NULL,
+         time_ms INTEGER NOT NULL,
+         event TEXT NOT NULL,
+         PRIMARY KEY (session_id, seq)
+     ) WITHOUT ROWID;",
+];
+
 /// Why the schema could not be brought up to date.
 #[derive(Debug)]
 pub(crate) enum MigrationError {
@@ -51,18 +64,22 @@ pub(crate) enum MigrationError {
     Refused(String),
 }
 
-/// Brings the database up to [`SCHEMA_VERSION`]. Refuses a database written by a newer
+/// Brings the database up to the last of `migrations`. Refuses a database written by a newer
 /// version (it would be misread). Safe when several processes open a fresh file at once:
 /// the version is read inside an immediate (write-locked) transaction, so exactly one of
 /// them applies each migration and the others find it applied.
-pub(crate) fn migrate(connection: &mut Connection) -> Result<(), MigrationError> {
+pub(crate) fn migrate(
+    connection: &mut Connection,
+    migrations: &[&str],
+) -> Result<(), MigrationError> {
     crate::sqlite::retry_busy(
-        || migrate_once(connection),
+        || migrate_once(connection, migrations),
         |e| matches!(e, MigrationError::Busy(_)),
     )
 }
 
-fn migrate_once(connection: &mut Connection) -> Result<(), MigrationError> {
+fn migrate_once(connection: &mut Connection, migrations: &[&str]) -> Result<(), MigrationError> {
+    let target = migrations.len() as u32;
     let step = |what: String| {
         move |e: rusqlite::Error| {
             if crate::sqlite::is_busy(&e) {
@@ -76,7 +93,7 @@ fn migrate_once(connection: &mut Connection) -> Result<(), MigrationError> {
     let current: u32 = connection
         .query_row("PRAGMA user_version", [], |row| row.get(0))
         .map_err(step("reading the schema version".into()))?;
-    if current == SCHEMA_VERSION {
+    if current == target {
         return Ok(());
     }
     let tx = connection
@@ -85,13 +102,13 @@ fn migrate_once(connection: &mut Connection) -> Result<(), MigrationError> {
     let current: u32 = tx
         .query_row("PRAGMA user_version", [], |row| row.get(0))
         .map_err(step("reading the schema version".into()))?;
-    if current > SCHEMA_VERSION {
+    if current > target {
         return Err(MigrationError::Refused(format!(
             "the database has schema version {current}, newer than this Paddock's \
-             {SCHEMA_VERSION}; upgrade Paddock"
+             {target}; upgrade Paddock"
         )));
     }
-    for (index, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+    for (index, sql) in migrations.iter().enumerate().skip(current as usize) {
         let version = index as i64 + 1;
         tx.execute_batch(sql)
             .map_err(step(format!("migration {version}")))?;
