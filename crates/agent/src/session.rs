@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use model_client::ModelClient;
 use protocol::{DraftedRule, ErrorCode, EventMsg, Op, ProviderKind, SessionSettings, Submission};
 use sandbox_provider::SandboxProvider;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -37,7 +37,8 @@ pub struct SessionDeps {
 pub struct Session {
     id: String,
     ops: mpsc::UnboundedSender<Submission>,
-    task: JoinHandle<()>,
+    /// Becomes true when the actor has closed (its sandbox torn down, `session_closed` sent).
+    done: watch::Receiver<bool>,
     shared: Arc<Shared>,
 }
 
@@ -147,11 +148,20 @@ impl Session {
             )
             .await?;
         let (ops, receiver) = mpsc::unbounded_channel();
-        let task = tokio::spawn(Actor::new(Arc::clone(&shared)).run(receiver));
+        let (done_tx, done) = watch::channel(false);
+        let actor = Actor::new(Arc::clone(&shared));
+        let task = tokio::spawn(actor.run(receiver));
+        let session_id = id.clone();
+        tokio::spawn(async move {
+            if let Err(e) = task.await {
+                tracing::error!(session = %session_id, "the session task failed: {e}");
+            }
+            let _ = done_tx.send(true);
+        });
         Ok(Self {
             id,
             ops,
-            task,
+            done,
             shared,
         })
     }
@@ -231,11 +241,12 @@ impl Session {
         Ok(rule)
     }
 
-    /// Waits until the session has closed (after [`Op::Close`]).
-    pub async fn closed(self) {
-        if let Err(e) = self.task.await {
-            tracing::error!(session = %self.id, "the session task failed: {e}");
-        }
+    /// Waits until the session has closed (after [`Op::Close`]): the running turn ended, the
+    /// sandbox is torn down and `session_closed` was recorded.
+    pub async fn closed(&self) {
+        let mut done = self.done.clone();
+        // An error means the actor's watcher is gone: it has closed too.
+        let _ = done.wait_for(|closed| *closed).await;
     }
 }
 

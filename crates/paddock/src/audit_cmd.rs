@@ -3,12 +3,12 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use anyhow::Context;
-use audit_store::{AuditRecord, AuditStore, Query, StoredEvent};
+use audit_store::{AuditRecord, Query, StoredEvent};
+use paddock_host::paths::Paths;
+use paddock_host::{ExportFormat, Host};
 
-use paddock::paths::Paths;
-
-fn open(paths: &Paths) -> anyhow::Result<AuditStore> {
+/// Refuses when no audit trail exists yet (reading never creates one).
+pub fn require_trail(paths: &Paths) -> anyhow::Result<()> {
     let path = paths.audit_db();
     if !path.exists() {
         anyhow::bail!(
@@ -16,12 +16,12 @@ fn open(paths: &Paths) -> anyhow::Result<AuditStore> {
             path.display()
         );
     }
-    AuditStore::open(&path).with_context(|| format!("opening {}", path.display()))
+    Ok(())
 }
 
 #[allow(clippy::print_stdout, reason = "the CLI's output is its interface")]
-pub fn verify(paths: &Paths, json: bool) -> anyhow::Result<ExitCode> {
-    let report = open(paths)?.verify()?;
+pub async fn verify(host: &Host, json: bool) -> anyhow::Result<ExitCode> {
+    let report = host.audit_verify().await?;
     if json {
         println!("{}", serde_json::to_string(&report)?);
     } else if let Some(broken) = &report.first_broken {
@@ -73,19 +73,18 @@ fn summary(event: &StoredEvent) -> String {
 }
 
 #[allow(clippy::print_stdout, reason = "the CLI's output is its interface")]
-pub fn list(
-    paths: &Paths,
+pub async fn list(
+    host: &Host,
     session: Option<String>,
     limit: usize,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let store = open(paths)?;
     let query = Query {
         session_id: session,
         limit: limit.clamp(1, audit_store::MAX_PAGE),
         ..Query::default()
     };
-    let page = store.query(&query)?;
+    let page = host.audit_query(query).await?;
     for event in &page.events {
         if json {
             println!("{}", serde_json::to_string(event)?);
@@ -102,19 +101,28 @@ pub fn list(
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn export(paths: &Paths, format: &str, session: Option<String>) -> anyhow::Result<ExitCode> {
-    let store = open(paths)?;
+pub async fn export(
+    host: &Host,
+    format: &str,
+    session: Option<String>,
+) -> anyhow::Result<ExitCode> {
+    let format = match format {
+        "jsonl" => ExportFormat::Jsonl,
+        "ocsf" => ExportFormat::Ocsf,
+        other => anyhow::bail!("--format `{other}` is not one of: jsonl, ocsf"),
+    };
     let query = Query {
         session_id: session,
         ..Query::default()
     };
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    match format {
-        "jsonl" => store.export_jsonl(&query, &mut out)?,
-        "ocsf" => store.export_ocsf(&query, &mut out)?,
-        other => anyhow::bail!("--format `{other}` is not one of: jsonl, ocsf"),
-    };
-    out.flush()?;
+    let host = host.clone();
+    tokio::task::spawn_blocking(move || {
+        let stdout = std::io::stdout();
+        let mut out = stdout.lock();
+        host.audit_export_blocking(format, &query, &mut out)?;
+        out.flush()?;
+        Ok::<_, anyhow::Error>(())
+    })
+    .await??;
     Ok(ExitCode::SUCCESS)
 }

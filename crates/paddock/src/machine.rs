@@ -1,15 +1,10 @@
 //! `paddock machine sandbox status|setup`.
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
+use paddock_host::{Host, SettingValue};
 use protocol::{MachineSandboxStatus, ProviderKind};
-
-use paddock::config::MachineConfig;
-use paddock::host;
-use paddock::paths::Paths;
 
 /// The status as people read it.
 pub fn render_status(status: &MachineSandboxStatus, config_note: &str) -> String {
@@ -39,15 +34,12 @@ pub fn render_status(status: &MachineSandboxStatus, config_note: &str) -> String
 
 #[allow(clippy::print_stdout, reason = "the CLI's output is its interface")]
 pub async fn status(
-    paths: &Paths,
-    config: &MachineConfig,
+    host: &Host,
     provider: Option<ProviderKind>,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let kind = provider.unwrap_or(config.provider);
-    let status = host::provider(kind, config, paths, &host::Helpers::resolve(config))?
-        .status()
-        .await;
+    let config = host.config();
+    let status = host.sandbox_status(provider).await?;
     if json {
         println!("{}", serde_json::to_string(&status)?);
     } else {
@@ -65,63 +57,20 @@ pub async fn status(
     })
 }
 
-/// The user's config text with `[sandbox] provider` set to `kind`, keeping everything else.
-pub fn config_with_provider(current: &str, kind: ProviderKind) -> anyhow::Result<String> {
-    let mut table: toml::Table =
-        toml::from_str(current).context("the current config is not valid TOML")?;
-    let sandbox = table
-        .entry("sandbox")
-        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-    let Some(sandbox) = sandbox.as_table_mut() else {
-        bail!("`sandbox` in the current config is not a table");
-    };
-    sandbox.insert(
-        "provider".into(),
-        toml::Value::String(kind.as_str().to_owned()),
-    );
-    Ok(toml::to_string(&table)?)
-}
-
-/// Writes `text` to `path` atomically (temporary file, then rename), keeping a backup of the
-/// old file beside it.
-fn write_config(path: &Path, text: &str) -> anyhow::Result<Option<std::path::PathBuf>> {
-    let dir = path.parent().context("the config path has no folder")?;
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let backup = if path.exists() {
-        let backup = path.with_extension("toml.bak");
-        std::fs::copy(path, &backup)
-            .with_context(|| format!("backing up {} to {}", path.display(), backup.display()))?;
-        Some(backup)
-    } else {
-        None
-    };
-    let temporary = path.with_extension("toml.tmp");
-    std::fs::write(&temporary, text).with_context(|| format!("writing {}", temporary.display()))?;
-    std::fs::rename(&temporary, path).with_context(|| format!("replacing {}", path.display()))?;
-    Ok(backup)
-}
-
 #[allow(
     clippy::print_stdout,
     clippy::print_stderr,
     reason = "the CLI's output is its interface"
 )]
 pub async fn setup(
-    paths: &Paths,
-    config: &MachineConfig,
+    host: &Host,
     provider: ProviderKind,
     assume_yes: bool,
     input: &mut dyn BufRead,
 ) -> anyhow::Result<ExitCode> {
-    let path = paths.config_file();
-    let current = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-    };
-    let status = host::provider(provider, config, paths, &host::Helpers::resolve(config))?
-        .status()
-        .await;
+    let config = host.config();
+    let path = host.paths().config_file();
+    let status = host.sandbox_status(Some(provider)).await?;
     print!("{}", render_status(&status, ""));
     if config.provider == provider && config.provider_explicit {
         println!(
@@ -131,10 +80,6 @@ pub async fn setup(
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let updated = config_with_provider(&current, provider)?;
-    // Refuse to write a config that would not load.
-    MachineConfig::from_texts(Some((&updated, &path)))
-        .map_err(|e| anyhow::anyhow!("the change would make the config invalid: {e}"))?;
     println!("Paddock would make this change (and nothing else; it never runs sudo):");
     println!(
         "  {}: set [sandbox] provider = \"{}\" (was: {}{})",
@@ -164,10 +109,19 @@ pub async fn setup(
             return Ok(ExitCode::FAILURE);
         }
     }
-    let backup = write_config(&path, &updated)?;
+    let had_file = path.exists();
+    // Validated as a whole and written back keeping the file's comments and order.
+    host.update_settings(vec![(
+        "sandbox.provider".to_owned(),
+        SettingValue::Text(provider.as_str().to_owned()),
+    )])
+    .await?;
     println!("wrote {}", path.display());
-    if let Some(backup) = backup {
-        println!("the previous version is in {}", backup.display());
+    if had_file {
+        println!(
+            "the previous version is in {}",
+            path.with_extension("toml.bak").display()
+        );
     }
     if !status.ready() {
         println!(
@@ -176,28 +130,4 @@ pub async fn setup(
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn setting_the_provider_keeps_other_keys() {
-        let text = "[sandbox]\nnetwork_profile = \"open\"\n[approvals]\nmode = \"auto-edit\"\n";
-        let updated = config_with_provider(text, ProviderKind::Direct).unwrap();
-        let config = MachineConfig::from_texts(Some((&updated, Path::new("/tmp/x.toml")))).unwrap();
-        assert_eq!(config.provider, ProviderKind::Direct);
-        assert!(config.provider_explicit);
-        assert_eq!(config.network_profile, protocol::NetworkProfileName::Open);
-        assert_eq!(config.approval_mode, protocol::ApprovalMode::AutoEdit);
-        let from_empty = config_with_provider("", ProviderKind::Local).unwrap();
-        assert_eq!(from_empty.trim(), "[sandbox]\nprovider = \"local\"");
-    }
-
-    #[test]
-    fn a_config_that_is_not_toml_is_refused() {
-        assert!(config_with_provider("[sandbox", ProviderKind::Local).is_err());
-        assert!(config_with_provider("sandbox = 3", ProviderKind::Local).is_err());
-    }
 }

@@ -15,8 +15,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 use protocol::ProviderKind;
 
 use crate::run::{Prompts, RunOptions};
-use paddock::config::MachineConfig;
-use paddock::paths::Paths;
+use paddock_host::paths::Paths;
+use paddock_host::{Host, HostOptions};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -266,9 +266,15 @@ fn main() -> ExitCode {
     }
 }
 
+/// The machine's host (config checked, stores opened).
+async fn open_host(paths: &Paths, max_steps: Option<u32>) -> anyhow::Result<Host> {
+    let mut options = HostOptions::new(paths.clone());
+    options.max_steps = max_steps;
+    Ok(Host::open(options).await?)
+}
+
 async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     let paths = Paths::from_env().map_err(anyhow::Error::msg)?;
-    let config = MachineConfig::load(&paths.config_file())?;
     match command {
         Command::Run {
             task,
@@ -297,49 +303,64 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
                 folders,
                 model,
                 approval_mode,
-                provider: provider.map(|p| ProviderKind::from(p).as_str().to_owned()),
+                provider: provider.map(ProviderKind::from),
                 extra_hosts: allow_hosts,
                 credentials,
                 json,
                 prompts,
-                max_steps,
             };
-            run::run(options, &paths, &config).await
+            let host = open_host(&paths, max_steps).await?;
+            run::run(options, &host).await
         }
         Command::Machine {
             command: MachineCommand::Sandbox { command },
-        } => match command {
-            SandboxCommand::Status { provider, json } => {
-                machine::status(&paths, &config, provider.map(Into::into), json).await
+        } => {
+            let host = open_host(&paths, None).await?;
+            match command {
+                SandboxCommand::Status { provider, json } => {
+                    machine::status(&host, provider.map(Into::into), json).await
+                }
+                SandboxCommand::Check { provider } => {
+                    sandbox_check::check(&host, provider.map(Into::into)).await
+                }
+                SandboxCommand::Setup { provider, yes } => {
+                    let stdin = std::io::stdin();
+                    let mut input = stdin.lock();
+                    machine::setup(&host, provider.into(), yes, &mut input).await
+                }
             }
-            SandboxCommand::Check { provider } => {
-                sandbox_check::check(&paths, &config, provider.map(Into::into)).await
+        }
+        Command::Audit { command } => {
+            audit_cmd::require_trail(&paths)?;
+            let host = open_host(&paths, None).await?;
+            match command {
+                AuditCommand::Verify { json } => audit_cmd::verify(&host, json).await,
+                AuditCommand::List {
+                    session,
+                    limit,
+                    json,
+                } => audit_cmd::list(&host, session, limit, json).await,
+                AuditCommand::Export { format, session } => {
+                    audit_cmd::export(&host, &format, session).await
+                }
             }
-            SandboxCommand::Setup { provider, yes } => {
-                let stdin = std::io::stdin();
-                let mut input = stdin.lock();
-                machine::setup(&paths, &config, provider.into(), yes, &mut input).await
-            }
-        },
-        Command::Audit { command } => match command {
-            AuditCommand::Verify { json } => audit_cmd::verify(&paths, json),
-            AuditCommand::List {
-                session,
-                limit,
-                json,
-            } => audit_cmd::list(&paths, session, limit, json),
-            AuditCommand::Export { format, session } => audit_cmd::export(&paths, &format, session),
-        },
+        }
         Command::Sessions {
             command: SessionsCommand::List { json },
-        } => sessions_cmd::list(&paths, json).await,
-        Command::Approvals { command } => match command {
-            ApprovalsCommand::List { session, json } => {
-                approvals_cmd::list(&paths, session.as_deref(), json).await
-            }
-            ApprovalsCommand::Revoke { id, session } => {
-                approvals_cmd::revoke(&paths, &id, session.as_deref()).await
-            }
+        } => match sessions_cmd::stored(&paths) {
+            false => sessions_cmd::none(json),
+            true => sessions_cmd::list(&open_host(&paths, None).await?, json).await,
         },
+        Command::Approvals { command } => {
+            let stored = sessions_cmd::stored(&paths);
+            match command {
+                ApprovalsCommand::List { session, json } => {
+                    approvals_cmd::list(&paths, stored, session.as_deref(), json).await
+                }
+                ApprovalsCommand::Revoke { id, session } => {
+                    approvals_cmd::revoke(&paths, stored, &id, session.as_deref()).await
+                }
+            }
+        }
     }
 }

@@ -11,9 +11,7 @@ use sandbox_provider::SandboxRequest;
 use tokio_util::sync::CancellationToken;
 use tool_protocol::{RunBash, ToolRequest, ToolResult};
 
-use paddock::config::MachineConfig;
-use paddock::host;
-use paddock::paths::Paths;
+use paddock_host::Host;
 
 /// The attestation as people read it.
 pub fn render_attestation(attestation: &Attestation) -> String {
@@ -38,13 +36,14 @@ pub fn render_attestation(attestation: &Attestation) -> String {
     clippy::print_stderr,
     reason = "the CLI's output is its interface"
 )]
-pub async fn check(
-    paths: &Paths,
-    config: &MachineConfig,
-    provider: Option<ProviderKind>,
-) -> anyhow::Result<ExitCode> {
+pub async fn check(host: &Host, provider: Option<ProviderKind>) -> anyhow::Result<ExitCode> {
+    let config = host.config();
+    let paths = host.paths();
     let kind = provider.unwrap_or(config.provider);
-    let provider = host::provider(kind, config, paths, &host::Helpers::resolve(config))?;
+    let provider = host.provider(kind)?;
+    let session_id = format!("check-{}", std::process::id());
+    // Held while the check's sandbox lives: another process's orphan reaping leaves it alone.
+    let _lease = host.hold_session(&session_id)?;
     // Under the state folder, not the system temp folder: a systemd-run OpenShell gateway has a
     // private /tmp and could not bind it.
     let folder = paths
@@ -55,7 +54,7 @@ pub async fn check(
         .with_context(|| format!("creating the check folder {}", folder.display()))?;
     let folder_text = folder.to_string_lossy().into_owned();
     let request = SandboxRequest {
-        session_id: format!("check-{}", std::process::id()),
+        session_id: session_id.clone(),
         folders: vec![FolderGrant {
             path: folder_text.clone(),
             access: FolderAccess::ReadWrite,

@@ -2,23 +2,24 @@
 
 use std::process::ExitCode;
 
-use agent::{SessionStore, SessionSummary};
 use anyhow::Context;
+use paddock_host::paths::Paths;
+use paddock_host::{Host, SessionInfo, SessionState};
 use protocol::FolderAccess;
-use session_store::SqliteSessionStore;
 
-use paddock::paths::Paths;
+/// Whether any session was ever stored on this machine (listing never creates the store).
+pub fn stored(paths: &Paths) -> bool {
+    paths.sessions_db().exists()
+}
 
-/// The session store, or `None` when no session was ever stored on this machine (listing
-/// never creates the database).
-pub async fn open_existing(paths: &Paths) -> anyhow::Result<Option<SqliteSessionStore>> {
-    let path = paths.sessions_db();
-    if !path.exists() {
-        return Ok(None);
+#[allow(clippy::print_stdout, reason = "the CLI's output is its interface")]
+pub fn none(json: bool) -> anyhow::Result<ExitCode> {
+    if json {
+        println!("[]");
+    } else {
+        println!("no stored sessions (`paddock run` stores one per run)");
     }
-    let store = SqliteSessionStore::open(&path)
-        .with_context(|| format!("opening the session store {}", path.display()))?;
-    Ok(Some(store))
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `YYYY-MM-DD HH:MM UTC` for milliseconds since the Unix epoch.
@@ -42,7 +43,7 @@ pub fn utc_minute(ms: i64) -> String {
     )
 }
 
-fn folders(summary: &SessionSummary) -> String {
+fn folders(summary: &SessionInfo) -> String {
     if summary.folders.is_empty() {
         return "(no folders)".to_owned();
     }
@@ -58,23 +59,23 @@ fn folders(summary: &SessionSummary) -> String {
 }
 
 #[allow(clippy::print_stdout, reason = "the CLI's output is its interface")]
-pub async fn list(paths: &Paths, json: bool) -> anyhow::Result<ExitCode> {
-    let sessions = match open_existing(paths).await? {
-        Some(store) => store.list().await.context("listing sessions")?,
-        None => Vec::new(),
-    };
+pub async fn list(host: &Host, json: bool) -> anyhow::Result<ExitCode> {
+    let sessions = host.list_sessions().await.context("listing sessions")?;
     if json {
         println!("{}", serde_json::to_string(&sessions)?);
         return Ok(ExitCode::SUCCESS);
     }
     if sessions.is_empty() {
-        println!("no stored sessions (`paddock run` stores one per run)");
-        return Ok(ExitCode::SUCCESS);
+        return none(false);
     }
     for session in &sessions {
         let provider = session.provider.map_or("unknown", |p| p.as_str());
+        let state = match session.state {
+            SessionState::Elsewhere => "  (running in another paddock process)",
+            SessionState::Running | SessionState::Stored => "",
+        };
         println!(
-            "{}  created {}  last active {}  {}  {}",
+            "{}  created {}  last active {}  {}  {}{state}",
             session.id,
             utc_minute(session.created_ms),
             utc_minute(session.updated_ms),

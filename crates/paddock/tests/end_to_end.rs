@@ -1,7 +1,7 @@
 //! Full turns end to end through the LOCAL wall: the fake model server (real HTTP, Anthropic
 //! wire) asks to write a file, the approval is given, the file appears in the granted folder,
-//! and the audit chain verifies. Once as a library composition, once as a subprocess of the
-//! built `paddock` binary.
+//! and the audit chain verifies. Once through the host crate (what every front end calls), once
+//! as a subprocess of the built `paddock` binary.
 
 #![allow(
     clippy::unwrap_used,
@@ -11,19 +11,15 @@
 
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::Arc;
 use std::time::Duration;
 
-use agent::{AgentConfig, EventBus, InMemorySessionStore, Session, SessionDeps, ToolRegistry};
 use audit_store::{AuditRecord, AuditStore, CallStatus, Query};
-use model_client::{ApiKey, ClientConfig, Vendor};
-use paddock::audit_sink::AuditSink;
-use paddock::config::MachineConfig;
-use paddock::host::{self, Helpers};
-use paddock::paths::Paths;
+use paddock_host::paths::Paths;
+use paddock_host::wiring::Helpers;
+use paddock_host::{Host, HostOptions, NewSession};
 use protocol::{
     ApprovalDecision, ApprovalMode, ApprovalScope, EnforcementLevel, EventMsg, FolderAccess,
-    FolderGrant, NetworkProfileName, Op, ProviderKind, SessionSettings,
+    FolderGrant, ProviderKind,
 };
 use serde_json::{Value, json};
 use test_support::model_server::{FakeModelServer, Reply, sse};
@@ -52,14 +48,19 @@ fn helpers() -> Helpers {
     }
 }
 
+/// Sets `ANTHROPIC_API_KEY` for this test process (the `env` key store reads it). nextest
+/// runs each test in its own process.
+fn with_key() {
+    // SAFETY: set at the start of the test, before it starts any thread that reads the
+    // environment.
+    unsafe { std::env::set_var("ANTHROPIC_API_KEY", KEY) };
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_library_turn_writes_through_the_local_wall_and_the_chain_verifies() {
+async fn a_host_turn_writes_through_the_local_wall_and_the_chain_verifies() {
+    with_key();
     let state = tempfile::tempdir().unwrap();
-    let paths = Paths {
-        config_dir: state.path().join("config"),
-        state_dir: state.path().join("state"),
-    };
-    std::fs::create_dir_all(&paths.state_dir).unwrap();
+    let paths = Paths::under(state.path());
     let work = tempfile::tempdir().unwrap();
     let work = work.path().canonicalize().unwrap();
     let target = work.join("hello.txt");
@@ -67,63 +68,48 @@ async fn a_library_turn_writes_through_the_local_wall_and_the_chain_verifies() {
     for reply in write_reply(&target) {
         server.push(reply);
     }
-
-    let config = MachineConfig::from_texts(None).unwrap();
+    std::fs::create_dir_all(&paths.config_dir).unwrap();
+    std::fs::write(paths.config_file(), model_config(&server)).unwrap();
+    let mut options = HostOptions::new(paths.clone());
+    options.helpers = Some(helpers());
+    let host = Host::open(options).await.unwrap();
     assert_eq!(
-        config.provider,
+        host.config().provider,
         ProviderKind::Local,
         "local is the default wall"
     );
-    let provider = host::provider(ProviderKind::Local, &config, &paths, &helpers()).unwrap();
-    let mut audit = AuditStore::open(paths.audit_db()).unwrap();
-    audit.register_secret(KEY).unwrap();
-    let bus = EventBus::new(Arc::new(AuditSink::new(audit, ProviderKind::Local)), 4096);
-    let mut events = bus.subscribe();
-    let client = ClientConfig::new(server.anthropic_base_url(), Some(ApiKey::new(KEY).unwrap()));
-    let deps = SessionDeps {
-        model: model_client::connect(Vendor::Anthropic, &client).unwrap(),
-        provider,
-        store: Arc::new(InMemorySessionStore::new()),
-        bus,
-        tools: ToolRegistry::sandbox_tools(),
-        config: AgentConfig::new("claude-test"),
-    };
-    let settings = SessionSettings {
-        folders: vec![FolderGrant {
-            path: work.display().to_string(),
-            access: FolderAccess::ReadWrite,
-        }],
-        cwd: None,
-        network_profile: NetworkProfileName::Strict,
-        extra_hosts: vec![],
-        credentials: vec![],
-        model: None,
-        approval_mode: ApprovalMode::Ask,
-    };
-    let session = Session::start(deps, settings).await.unwrap();
-    session
-        .submit(Op::UserTurn {
-            text: "write hello.txt".into(),
+    let session = host
+        .create_session(NewSession {
+            folders: vec![FolderGrant {
+                path: work.display().to_string(),
+                access: FolderAccess::ReadWrite,
+            }],
+            approval_mode: Some(ApprovalMode::Ask),
+            ..NewSession::default()
         })
+        .await
         .unwrap();
-    let mut finished = None;
+    let mut events = host.events(&session.id, 0);
+    host.send_turn(&session.id, "write hello.txt").unwrap();
     let mut enforcement = None;
-    loop {
-        let event = tokio::time::timeout(Duration::from_secs(120), events.recv())
+    let finished = loop {
+        let event = tokio::time::timeout(Duration::from_secs(120), events.next())
             .await
             .expect("an event in time")
+            .unwrap()
             .unwrap();
         match &event.msg {
             EventMsg::ToolCallAwaitingApproval { call_id, .. } => {
                 assert!(!target.exists());
-                session
-                    .submit(Op::Approval {
-                        call_id: call_id.clone(),
-                        decision: ApprovalDecision::Approve {
-                            scope: ApprovalScope::Once,
-                        },
-                    })
-                    .unwrap();
+                host.decide_approval(
+                    &session.id,
+                    call_id,
+                    ApprovalDecision::Approve {
+                        scope: ApprovalScope::Once,
+                    },
+                )
+                .await
+                .unwrap();
             }
             EventMsg::ToolCallFinished {
                 enforcement: level, ..
@@ -131,16 +117,12 @@ async fn a_library_turn_writes_through_the_local_wall_and_the_chain_verifies() {
             EventMsg::SandboxRefused { reason, .. } => {
                 panic!("the local wall was refused: {reason}")
             }
-            EventMsg::TurnFinished { stop_reason, .. } => {
-                finished = Some(*stop_reason);
-                session.submit(Op::Close).unwrap();
-            }
-            EventMsg::SessionClosed => break,
+            EventMsg::TurnFinished { stop_reason, .. } => break *stop_reason,
             _ => {}
         }
-    }
-    session.closed().await;
-    assert_eq!(finished, Some(protocol::TurnStopReason::EndTurn));
+    };
+    host.close_session(&session.id).await.unwrap();
+    assert_eq!(finished, protocol::TurnStopReason::EndTurn);
     assert_eq!(enforcement, Some(EnforcementLevel::Local));
     assert_eq!(
         std::fs::read_to_string(&target).unwrap(),
@@ -160,7 +142,7 @@ async fn a_library_turn_writes_through_the_local_wall_and_the_chain_verifies() {
     rows.sort_by_key(|r| r.seq);
     let kinds: Vec<&AuditRecord> = rows.iter().map(|r| &r.record).collect();
     assert!(
-        matches!(kinds[0], AuditRecord::Session(_)),
+        matches!(kinds[0], AuditRecord::Session(s) if s.provider.as_deref() == Some("local")),
         "{:?}",
         kinds[0]
     );

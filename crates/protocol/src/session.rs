@@ -55,6 +55,10 @@ pub struct SessionSettings {
     pub extra_hosts: Vec<String>,
     /// Names of the machine's credential-share entries enabled for this session.
     pub credentials: Vec<String>,
+    /// Names of the machine's secrets given to this session (OpenShell only: the sandbox sees
+    /// placeholders; the values stay in the key store and the gateway).
+    #[serde(default)]
+    pub secrets: Vec<String>,
     /// The model id; default: the machine's configured model.
     pub model: Option<String>,
     pub approval_mode: ApprovalMode,

@@ -27,4 +27,6 @@ mod spawn;
 
 pub use error::ProviderError;
 pub use runner_client::{CallError, ConnectError, OutputChunk, RunnerConnection};
-pub use sandbox::{Sandbox, SandboxProvider, SandboxRequest, ToolCallOutcome};
+pub use sandbox::{
+    NoLiveSessions, Sandbox, SandboxProvider, SandboxRequest, SessionOwners, ToolCallOutcome,
+};

@@ -62,9 +62,29 @@ pub trait SandboxProvider: Send + Sync {
         progress: &(dyn Fn(String) + Send + Sync),
     ) -> Result<Arc<dyn Sandbox>, ProviderError>;
 
-    /// Removes sandboxes an earlier run of Paddock left behind; returns their names.
-    async fn reap_orphans(&self) -> Result<Vec<String>, ProviderError> {
+    /// Removes sandboxes that Paddock processes of this machine left behind and no live
+    /// process owns; returns their names. `owners` says which sessions a live Paddock process
+    /// still runs: their sandboxes are never touched.
+    async fn reap_orphans(&self, owners: &dyn SessionOwners) -> Result<Vec<String>, ProviderError> {
+        let _ = owners;
         Ok(Vec::new())
+    }
+}
+
+/// Which sessions a live Paddock process runs (the host keeps a lock per live session).
+pub trait SessionOwners: Send + Sync {
+    /// True while a live process (this one or another) runs the session.
+    fn is_live(&self, session_id: &str) -> bool;
+}
+
+/// No session is live: every sandbox this machine left is an orphan (a machine with no
+/// Paddock process running, and tests).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoLiveSessions;
+
+impl SessionOwners for NoLiveSessions {
+    fn is_live(&self, _session_id: &str) -> bool {
+        false
     }
 }
 

@@ -266,7 +266,11 @@ async fn orphaned_cgroups_are_reaped_with_their_processes() {
     for procs in orphan.procs_files() {
         std::fs::write(procs, left_behind.id().to_string()).unwrap();
     }
-    let reaped = w.provider.reap_orphans().await.unwrap();
+    let reaped = w
+        .provider
+        .reap_orphans(&sandbox_provider::NoLiveSessions)
+        .await
+        .unwrap();
     assert!(reaped.contains(&name), "{reaped:?}");
     assert!(orphan.procs_files().iter().all(|p| !p.exists()));
     assert!(!left_behind.wait().unwrap().success());

@@ -128,7 +128,11 @@ async fn orphaned_wall_folders_are_reaped() {
     std::fs::create_dir_all(orphan.join("home/.ssh")).unwrap();
     std::fs::write(orphan.join("home/.ssh/id_ed25519"), "stale copy").unwrap();
     let live = w.start().await;
-    let reaped = w.provider.reap_orphans().await.unwrap();
+    let reaped = w
+        .provider
+        .reap_orphans(&sandbox_provider::NoLiveSessions)
+        .await
+        .unwrap();
     assert_eq!(reaped, ["wall-0-old-session-0"]);
     assert!(!orphan.exists());
     assert!(live.host_dir().exists(), "a live wall was reaped");

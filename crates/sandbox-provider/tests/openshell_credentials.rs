@@ -493,7 +493,10 @@ async fn a_kept_sandbox_keeps_its_home_and_reaping_removes_orphaned_homes() {
             "x",
         );
     }
-    let mut reaped = provider.reap_orphans().await.unwrap();
+    let mut reaped = provider
+        .reap_orphans(&sandbox_provider::NoLiveSessions)
+        .await
+        .unwrap();
     reaped.sort();
     assert_eq!(reaped, ["pd-crashed (private home)", "pd-orphan"]);
     let mut left = homes(&h);

@@ -241,30 +241,46 @@ async fn secrets_become_providers_and_only_placeholders_enter_the_sandbox() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn orphans_of_this_machine_are_reaped_by_label_across_pages() {
     let h = Harness::start(Auth::Mtls).await;
-    let labels = |machine: &str, keep: bool| {
-        let mut labels = BTreeMap::from([("paddock.machine".to_owned(), machine.to_owned())]);
+    let labels = |machine: &str, keep: bool, session: &str| {
+        let mut labels = BTreeMap::from([
+            ("paddock.machine".to_owned(), machine.to_owned()),
+            ("paddock.session".to_owned(), session.to_owned()),
+        ]);
         if keep {
             labels.insert("paddock.keep".to_owned(), "true".to_owned());
         }
         labels
     };
     let mut orphans: Vec<String> = (0..105).map(|i| format!("pd-orphan-{i:03}")).collect();
-    for name in &orphans {
+    for (i, name) in orphans.iter().enumerate() {
         h.double
-            .adopt_foreign_sandbox(name, labels("test-machine", false));
+            .adopt_foreign_sandbox(name, labels("test-machine", false, &format!("dead-{i}")));
     }
     h.double
-        .adopt_foreign_sandbox("pd-kept", labels("test-machine", true));
+        .adopt_foreign_sandbox("pd-kept", labels("test-machine", true, "dead-kept"));
     h.double
-        .adopt_foreign_sandbox("pd-elsewhere", labels("other-machine", false));
-    let mut reaped = h.provider().reap_orphans().await.unwrap();
+        .adopt_foreign_sandbox("pd-elsewhere", labels("other-machine", false, "dead-x"));
+    // A session another live Paddock process runs on this machine: its sandbox is not an
+    // orphan, whatever its label says.
+    h.double
+        .adopt_foreign_sandbox("pd-live", labels("test-machine", false, "live-session"));
+    struct OneLive;
+    impl sandbox_provider::SessionOwners for OneLive {
+        fn is_live(&self, session_id: &str) -> bool {
+            session_id == "live-session"
+        }
+    }
+    let mut reaped = h.provider().reap_orphans(&OneLive).await.unwrap();
     reaped.sort();
     orphans.sort();
     assert_eq!(
         reaped, orphans,
         "all 105 (more than one page), nothing else"
     );
-    assert_eq!(h.double.sandbox_names(), ["pd-elsewhere", "pd-kept"]);
+    assert_eq!(
+        h.double.sandbox_names(),
+        ["pd-elsewhere", "pd-kept", "pd-live"]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -22,6 +22,7 @@ fn record(id: String) -> SessionRecord {
             network_profile: NetworkProfileName::Strict,
             extra_hosts: vec![],
             credentials: vec![],
+            secrets: vec![],
             model: None,
             approval_mode: ApprovalMode::Ask,
         },

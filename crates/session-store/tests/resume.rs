@@ -66,6 +66,7 @@ fn settings(folder: &Path) -> SessionSettings {
         network_profile: NetworkProfileName::Strict,
         extra_hosts: vec![],
         credentials: vec![],
+        secrets: vec![],
         model: None,
         approval_mode: ApprovalMode::Ask,
     }

@@ -20,6 +20,7 @@ fn record(id: &str) -> SessionRecord {
             network_profile: NetworkProfileName::Standard,
             extra_hosts: vec!["pypi.org".into()],
             credentials: vec!["github".into()],
+            secrets: vec!["GITHUB_TOKEN".into()],
             model: Some("m".into()),
             approval_mode: ApprovalMode::AutoEdit,
         },

@@ -134,6 +134,7 @@ pub fn settings(folder: &Path, mode: ApprovalMode) -> SessionSettings {
         network_profile: NetworkProfileName::Strict,
         extra_hosts: vec![],
         credentials: vec![],
+        secrets: vec![],
         model: None,
         approval_mode: mode,
     }

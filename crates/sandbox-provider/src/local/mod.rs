@@ -622,8 +622,15 @@ impl SandboxProvider for LocalProvider {
         Ok(sandbox)
     }
 
-    /// Removes wall folders and cgroups left by Paddock processes that no longer run.
-    async fn reap_orphans(&self) -> Result<Vec<String>, ProviderError> {
+    /// Removes wall folders and cgroups left by Paddock processes that no longer run. A
+    /// wall's folder is named after the process that built it (`wall-<pid>-…`), and its
+    /// bubblewrap tree dies with that process (`--die-with-parent`): the owner check is that
+    /// process being alive, so a live process's walls (whatever their session) are never
+    /// touched.
+    async fn reap_orphans(
+        &self,
+        _owners: &dyn crate::sandbox::SessionOwners,
+    ) -> Result<Vec<String>, ProviderError> {
         let support = self.cgroup_support();
         let mut reaped =
             tokio::task::spawn_blocking(move || resources::cgroup::reap_orphans(&support))

@@ -51,6 +51,8 @@ pub use transport::GatewayError;
 
 /// Label on every sandbox the machine creates; orphans are found by it.
 pub const MACHINE_LABEL: &str = "paddock.machine";
+/// Label naming the session a sandbox belongs to (its owner is the process running it).
+pub const SESSION_LABEL: &str = "paddock.session";
 /// Label on sandboxes created with `keep`: never reaped as orphans.
 pub const KEEP_LABEL: &str = "paddock.keep";
 /// Annotation holding the attestation's config hash (a kept sandbox is reused only when equal).
@@ -611,9 +613,12 @@ impl SandboxProvider for OpenShellProvider {
         Ok(sandbox)
     }
 
-    /// Deletes sandboxes (and their providers) labelled with this machine's id, except those
-    /// created with `keep`.
-    async fn reap_orphans(&self) -> Result<Vec<String>, ProviderError> {
+    /// Deletes sandboxes (and their providers) labelled with this machine's id whose session
+    /// no live Paddock process runs (`owners`), except those created with `keep`.
+    async fn reap_orphans(
+        &self,
+        owners: &dyn crate::sandbox::SessionOwners,
+    ) -> Result<Vec<String>, ProviderError> {
         let gateway = self.gateway().await?;
         let selector = format!("{MACHINE_LABEL}={}", self.config.machine_id);
         let sandboxes = gateway
@@ -624,6 +629,11 @@ impl SandboxProvider for OpenShellProvider {
             .into_iter()
             .filter_map(|s| s.metadata)
             .filter(|m| m.labels.get(KEEP_LABEL).is_none_or(|v| v != "true"))
+            .filter(|m| {
+                m.labels
+                    .get(SESSION_LABEL)
+                    .is_none_or(|session| !owners.is_live(session))
+            })
             .map(|m| m.name)
             .collect();
         // Deletions are asynchronous on the gateway: wait on several at once.
@@ -652,7 +662,7 @@ impl SandboxProvider for OpenShellProvider {
             .collect();
         let remaining: Vec<String> = left
             .iter()
-            .filter_map(|m| m.labels.get("paddock.session").cloned())
+            .filter_map(|m| m.labels.get(SESSION_LABEL).cloned())
             .collect();
         // Private homes whose sandbox is gone (deleted above, or lost with a crash).
         let live: BTreeSet<String> = left.iter().map(|m| m.name.clone()).collect();
@@ -669,11 +679,7 @@ impl SandboxProvider for OpenShellProvider {
             let Some(meta) = provider.metadata else {
                 continue;
             };
-            let session = meta
-                .labels
-                .get("paddock.session")
-                .cloned()
-                .unwrap_or_default();
+            let session = meta.labels.get(SESSION_LABEL).cloned().unwrap_or_default();
             if remaining.contains(&session) {
                 continue;
             }

@@ -45,6 +45,7 @@ struct RawSandbox {
     extra_hosts: Option<Vec<String>>,
     tool_runner: Option<PathBuf>,
     limits: Option<limits::RawLimits>,
+    secrets: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -126,6 +127,10 @@ pub struct MachineConfig {
     /// Connections each local sandbox's proxy serves at once (`sandbox.limits.connections`).
     pub proxy_limits: ProxyLimits,
     pub credentials: Vec<CredentialEntry>,
+    /// Names of the secrets a session may be given (OpenShell providers: the sandbox sees a
+    /// placeholder, the gateway injects the value). Values come from the key store, never
+    /// from a config file.
+    pub secrets: Vec<String>,
     pub openshell_gateway: Option<String>,
     /// The sandbox image OpenShell runs, pinned by digest.
     pub openshell_image: Option<String>,
@@ -220,36 +225,30 @@ fn required<T>(value: Option<Layered<T>>, key: &str) -> Result<Layered<T>, Confi
     value.ok_or_else(|| error(BUILT_IN, key, "missing"))
 }
 
-/// Checks a `host` or `host:port` entry.
-pub fn check_host(entry: &str) -> Result<(), String> {
-    if entry.is_empty() {
-        return Err("an empty host".into());
-    }
-    if entry.contains("://") || entry.contains('/') {
-        return Err(format!("`{entry}`: give a host name, not a URL"));
-    }
-    let (host, port) = match entry.rsplit_once(':') {
-        Some((host, port)) => (host, Some(port)),
-        None => (entry, None),
-    };
-    if host.is_empty()
-        || !host
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '*')
-    {
-        return Err(format!("`{entry}`: not a host name"));
-    }
-    if let Some(port) = port
-        && port.parse::<u16>().map_or(true, |p| p == 0)
+/// Checks a `host`, `host:port` or `*.host` entry (the agent's rule, shared by every front
+/// end).
+pub use agent::check_host;
+
+/// Checks a secret's name: an environment variable name (`GITHUB_TOKEN`), which is how the
+/// sandbox sees its placeholder.
+pub fn check_secret_name(name: &str) -> Result<(), String> {
+    let mut chars = name.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_uppercase() || c == '_');
+    if !first_ok
+        || !chars.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+        || name.len() > 64
     {
         return Err(format!(
-            "`{entry}`: the port must be a number from 1 to 65535"
+            "`{name}` is not a secret name: use up to 64 of A-Z, 0-9 and `_`, not starting with \
+             a digit (the variable the sandbox sees)"
         ));
     }
     Ok(())
 }
 
-fn provider_kind(text: &str) -> Option<ProviderKind> {
+pub(crate) fn provider_kind(text: &str) -> Option<ProviderKind> {
     match text {
         "local" => Some(ProviderKind::Local),
         "openshell" => Some(ProviderKind::Openshell),
@@ -258,7 +257,7 @@ fn provider_kind(text: &str) -> Option<ProviderKind> {
     }
 }
 
-fn network_profile(text: &str) -> Option<NetworkProfileName> {
+pub(crate) fn network_profile(text: &str) -> Option<NetworkProfileName> {
     match text {
         "strict" => Some(NetworkProfileName::Strict),
         "standard" => Some(NetworkProfileName::Standard),
@@ -346,6 +345,21 @@ impl MachineConfig {
             None => Vec::new(),
         };
 
+        let secrets = match pick(us.secrets, ds.secrets, &user_file) {
+            Some(layer) => {
+                let data = sandbox_policy::SandboxData::builtin()
+                    .map_err(|e| error(BUILT_IN, "sandbox.secrets", e.to_string()))?;
+                for name in &layer.value {
+                    check_secret_name(name)
+                        .map_err(|p| error(&layer.file, "sandbox.secrets", p))?;
+                    data.known_secret(name)
+                        .map_err(|e| error(&layer.file, "sandbox.secrets", e.to_string()))?;
+                }
+                layer.value
+            }
+            None => Vec::new(),
+        };
+
         let credentials_layer = pick(
             user_raw.sandbox_credentials,
             defaults.sandbox_credentials,
@@ -423,6 +437,7 @@ impl MachineConfig {
             limits,
             proxy_limits,
             credentials,
+            secrets,
             openshell_gateway,
             openshell_image,
             models,

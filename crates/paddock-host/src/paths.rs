@@ -28,6 +28,15 @@ fn xdg(variable: &str, fallback: &str) -> Result<PathBuf, String> {
 }
 
 impl Paths {
+    /// Paddock's folders under `root` (`root/config`, `root/state`): tests and embedders that
+    /// keep everything in one place.
+    pub fn under(root: &std::path::Path) -> Self {
+        Self {
+            config_dir: root.join("config"),
+            state_dir: root.join("state"),
+        }
+    }
+
     pub fn from_env() -> Result<Self, String> {
         Ok(Self {
             config_dir: xdg("XDG_CONFIG_HOME", ".config")?.join("paddock"),
@@ -49,5 +58,20 @@ impl Paths {
 
     pub fn runs_dir(&self) -> PathBuf {
         self.state_dir.join("runs")
+    }
+
+    /// The durable per-session event log.
+    pub fn events_db(&self) -> PathBuf {
+        self.state_dir.join("events.db")
+    }
+
+    /// Which process runs which session: one lock file per live session.
+    pub fn leases_dir(&self) -> PathBuf {
+        self.state_dir.join("leases")
+    }
+
+    /// The API token of `paddock up` (owner-only).
+    pub fn api_token_file(&self) -> PathBuf {
+        self.state_dir.join("api-token")
     }
 }

@@ -19,10 +19,9 @@ use agent::{
 };
 use audit_store::{AuditStore, Durability, OpenOptions};
 use model_client::{ApiKey, ClientConfig, Vendor};
-use paddock::audit_sink::AuditSink;
+use paddock_host::audit_sink::AuditSink;
 use protocol::{
-    ApprovalMode, EventMsg, FolderAccess, FolderGrant, NetworkProfileName, Op, ProviderKind,
-    SessionSettings,
+    ApprovalMode, EventMsg, FolderAccess, FolderGrant, NetworkProfileName, Op, SessionSettings,
 };
 use sandbox_provider::direct::DirectProvider;
 use serde_json::json;
@@ -57,6 +56,7 @@ async fn turns(sink: Arc<dyn EventSink>, count: usize) -> Vec<Duration> {
         network_profile: NetworkProfileName::Strict,
         extra_hosts: vec![],
         credentials: vec![],
+        secrets: vec![],
         model: None,
         approval_mode: ApprovalMode::Ask,
     };
@@ -101,7 +101,7 @@ fn median(mut times: Vec<Duration>) -> Duration {
 
 fn audit_sink(durability: Durability, dir: &std::path::Path) -> Arc<dyn EventSink> {
     let store = AuditStore::open_with(dir.join("audit.db"), &OpenOptions { durability }).unwrap();
-    Arc::new(AuditSink::new(store, ProviderKind::Direct))
+    Arc::new(AuditSink::new(store))
 }
 
 fn main() {

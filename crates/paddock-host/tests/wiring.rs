@@ -6,9 +6,9 @@
 
 use std::path::Path;
 
-use paddock::config::MachineConfig;
-use paddock::host::{self, Helpers};
-use paddock::paths::Paths;
+use paddock_host::config::MachineConfig;
+use paddock_host::paths::Paths;
+use paddock_host::wiring::{self as host, Helpers, SecretValues};
 use sandbox_policy::SandboxData;
 
 const CONFIG: &str = "[openshell]\nimage = \"registry.example/base@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"\n\
@@ -35,7 +35,8 @@ fn setup() -> (tempfile::TempDir, Paths, Helpers, MachineConfig) {
 #[test]
 fn the_openshell_provider_offers_the_configs_custom_credential_entry() {
     let (_root, paths, helpers, config) = setup();
-    let provider = host::openshell_provider(&config, &paths, &helpers).unwrap();
+    let provider =
+        host::openshell_provider(&config, &paths, &helpers, &SecretValues::default()).unwrap();
     let offered: Vec<&str> = provider
         .credentials()
         .iter()
@@ -60,7 +61,8 @@ fn the_openshell_provider_offers_the_configs_custom_credential_entry() {
 #[test]
 fn both_walls_get_the_same_entries() {
     let (_root, paths, helpers, config) = setup();
-    let openshell = host::openshell_provider(&config, &paths, &helpers).unwrap();
+    let openshell =
+        host::openshell_provider(&config, &paths, &helpers, &SecretValues::default()).unwrap();
     let data = SandboxData::builtin().unwrap();
     let listed = host::credential_entries(&data, &config).unwrap();
     assert_eq!(openshell.credentials(), listed.as_slice());
@@ -70,7 +72,7 @@ fn both_walls_get_the_same_entries() {
 fn without_an_image_the_openshell_provider_is_refused_naming_the_key() {
     let (_root, paths, helpers, _) = setup();
     let config = MachineConfig::from_texts(None).unwrap();
-    let err = host::openshell_provider(&config, &paths, &helpers)
+    let err = host::openshell_provider(&config, &paths, &helpers, &SecretValues::default())
         .unwrap_err()
         .to_string();
     assert!(err.contains("openshell.image"), "{err}");

@@ -1,5 +1,7 @@
 //! The composition of the agent's events with the audit trail: every durable event is mapped to
-//! an audit record and committed before the agent goes on.
+//! an audit record and committed before the agent goes on. One sink serves every session of
+//! the process: calls are remembered by session and call id, and each session's provider is
+//! the one its `session_created` event names.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -19,41 +21,69 @@ use serde_json::Value;
 /// What the sink remembers about a call between its events.
 #[derive(Default, Clone)]
 struct CallState {
-    tool: String,
     args: Value,
     decision: Option<Decision>,
     decided_by: Option<AuditDecidedBy>,
+    /// Why it was denied, when it was.
+    denial: Option<String>,
 }
 
-/// Commits agent events to the audit store.
+fn key(session: &str, call_id: &str) -> CallKey {
+    (session.to_owned(), call_id.to_owned())
+}
+
+/// What the sink knows about a live session.
+#[derive(Clone, Copy)]
+struct SessionFacts {
+    provider: ProviderKind,
+    mode: ApprovalMode,
+}
+
+/// A call of a session: calls of different sessions may share an id (models number them
+/// from 1 per conversation).
+type CallKey = (String, String);
+
+/// Commits agent events of every session to the audit store.
 pub struct AuditSink {
     store: Arc<Mutex<AuditStore>>,
-    provider: ProviderKind,
-    mode: Mutex<HashMap<String, ApprovalMode>>,
-    calls: Mutex<HashMap<String, CallState>>,
+    sessions: Mutex<HashMap<String, SessionFacts>>,
+    calls: Mutex<HashMap<CallKey, CallState>>,
 }
 
 impl AuditSink {
-    pub fn new(store: AuditStore, provider: ProviderKind) -> Self {
+    pub fn new(store: AuditStore) -> Self {
         Self {
             store: Arc::new(Mutex::new(store)),
-            provider,
-            mode: Mutex::new(HashMap::new()),
+            sessions: Mutex::new(HashMap::new()),
             calls: Mutex::new(HashMap::new()),
         }
     }
 
-    fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<String, CallState>> {
+    /// The store, shared with queries and exports of the same process.
+    pub fn store(&self) -> Arc<Mutex<AuditStore>> {
+        Arc::clone(&self.store)
+    }
+
+    fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<CallKey, CallState>> {
         self.calls.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn decider(&self, session_id: &str, by: DecidedBy) -> AuditDecidedBy {
-        let mode = self
-            .mode
+    fn facts(&self, session_id: &str) -> Option<SessionFacts> {
+        self.sessions
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(session_id)
-            .copied();
+            .copied()
+    }
+
+    /// The session's provider (`None` before its `session_created`, which never happens for
+    /// a session started by the agent).
+    fn provider(&self, session_id: &str) -> Option<ProviderKind> {
+        self.facts(session_id).map(|f| f.provider)
+    }
+
+    fn decider(&self, session_id: &str, by: DecidedBy) -> AuditDecidedBy {
+        let mode = self.facts(session_id).map(|f| f.mode);
         let (kind, name) = match by {
             DecidedBy::User | DecidedBy::StandingApproval => (DeciderKind::User, None),
             DecidedBy::Rule => (DeciderKind::Rule, None),
@@ -65,10 +95,14 @@ impl AuditSink {
         AuditDecidedBy { kind, name }
     }
 
-    fn session_record(&self, event: SessionEvent, settings: &SessionSettings) -> AuditRecord {
+    fn session_record(
+        event: SessionEvent,
+        provider: ProviderKind,
+        settings: &SessionSettings,
+    ) -> AuditRecord {
         AuditRecord::Session(SessionRecord {
             event,
-            provider: Some(self.provider.as_str().to_owned()),
+            provider: Some(provider.as_str().to_owned()),
             approval_mode: Some(settings.approval_mode.as_str().replace('_', "-")),
             folders: settings
                 .folders
@@ -101,23 +135,37 @@ impl AuditSink {
         let session = event.session_id.as_str();
         match &event.msg {
             EventMsg::SessionCreated {
-                settings, resumed, ..
+                settings,
+                resumed,
+                provider,
             } => {
-                self.mode
+                self.sessions
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
-                    .insert(session.to_owned(), settings.approval_mode);
+                    .insert(
+                        session.to_owned(),
+                        SessionFacts {
+                            provider: *provider,
+                            mode: settings.approval_mode,
+                        },
+                    );
                 let kind = if *resumed {
                     SessionEvent::Resumed
                 } else {
                     SessionEvent::Started
                 };
-                vec![self.session_record(kind, settings)]
+                vec![Self::session_record(kind, *provider, settings)]
             }
             EventMsg::SessionClosed => {
+                let provider = self.provider(session);
+                self.sessions
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(session);
+                self.calls().retain(|(s, _), _| s != session);
                 vec![AuditRecord::Session(SessionRecord {
                     event: SessionEvent::Ended,
-                    provider: Some(self.provider.as_str().to_owned()),
+                    provider: provider.map(|p| p.as_str().to_owned()),
                     approval_mode: None,
                     folders: Vec::new(),
                     note: None,
@@ -130,15 +178,10 @@ impl AuditSink {
                     Self::generic(event),
                 ]
             }
-            EventMsg::ToolCallRequested {
-                call_id,
-                tool,
-                args,
-            } => {
+            EventMsg::ToolCallRequested { call_id, args, .. } => {
                 self.calls().insert(
-                    call_id.clone(),
+                    (session.to_owned(), call_id.clone()),
                     CallState {
-                        tool: tool.clone(),
                         args: args.clone(),
                         ..CallState::default()
                     },
@@ -147,7 +190,7 @@ impl AuditSink {
             }
             EventMsg::ToolCallApproved { call_id, by, .. } => {
                 let decider = self.decider(session, *by);
-                if let Some(call) = self.calls().get_mut(call_id) {
+                if let Some(call) = self.calls().get_mut(&key(session, call_id)) {
                     call.decision = Some(Decision::Allow);
                     call.decided_by = Some(decider);
                 }
@@ -158,21 +201,16 @@ impl AuditSink {
                 by,
                 reason,
             } => {
-                let call = self.calls().remove(call_id).unwrap_or_default();
-                vec![AuditRecord::ToolCall(ToolCallRecord {
-                    call_id: call_id.clone(),
-                    tool: call.tool,
-                    args: call.args,
-                    enforcement: self.provider.enforcement(),
-                    decision: Some(Decision::Deny),
-                    decided_by: Some(self.decider(session, *by)),
-                    status: CallStatus::Denied,
-                    exit_code: None,
-                    duration_ms: None,
-                    truncated: false,
-                    output_preview: None,
-                    error: Some(reason.clone()),
-                })]
+                // The row is written at the call's `tool_call_finished` (status `denied`), which
+                // names the wall the call would have run behind and is committed before the
+                // model sees the refusal.
+                let decider = self.decider(session, *by);
+                if let Some(call) = self.calls().get_mut(&key(session, call_id)) {
+                    call.decision = Some(Decision::Deny);
+                    call.decided_by = Some(decider);
+                    call.denial = Some(reason.clone());
+                }
+                vec![Self::generic(event)]
             }
             EventMsg::ToolCallStarted {
                 call_id,
@@ -181,7 +219,11 @@ impl AuditSink {
                 enforcement,
                 ..
             } => {
-                let call = self.calls().get(call_id).cloned().unwrap_or_default();
+                let call = self
+                    .calls()
+                    .get(&key(session, call_id))
+                    .cloned()
+                    .unwrap_or_default();
                 vec![AuditRecord::ToolCall(ToolCallRecord {
                     call_id: call_id.clone(),
                     tool: tool.clone(),
@@ -209,10 +251,25 @@ impl AuditSink {
                 output,
                 ..
             } => {
-                let call = self.calls().remove(call_id).unwrap_or_default();
+                let call = self
+                    .calls()
+                    .remove(&key(session, call_id))
+                    .unwrap_or_default();
                 if *status == ToolCallStatus::Denied {
-                    // Recorded at `tool_call_denied`.
-                    return Vec::new();
+                    return vec![AuditRecord::ToolCall(ToolCallRecord {
+                        call_id: call_id.clone(),
+                        tool: tool.clone(),
+                        args: call.args,
+                        enforcement: *enforcement,
+                        decision: Some(Decision::Deny),
+                        decided_by: call.decided_by,
+                        status: CallStatus::Denied,
+                        exit_code: None,
+                        duration_ms: None,
+                        truncated: false,
+                        output_preview: None,
+                        error: call.denial.or_else(|| Some(output.clone())),
+                    })];
                 }
                 let (status, error) = match status {
                     ToolCallStatus::Ok => (CallStatus::Finished, None),

@@ -1,0 +1,333 @@
+//! [`Host`]: the composition root every front end calls (the CLI, the server, the desktop
+//! shell). It owns the machine config and paths, the stores, the event bus and its durable
+//! journal, the model client and the providers; sessions are in `sessions.rs`, the machine's
+//! other resources (settings, audit, models, sandbox status, reaping) in `machine.rs`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+use agent::{AgentConfig, EventBus, SessionDeps, ToolRegistry};
+use audit_store::AuditStore;
+use model_client::{ApiKey, ModelClient};
+use protocol::ProviderKind;
+use sandbox_provider::SandboxProvider;
+use session_store::{SqliteEventLog, SqliteSessionStore};
+
+use crate::audit_sink::AuditSink;
+use crate::config::MachineConfig;
+use crate::error::HostError;
+use crate::inbox::Inbox;
+use crate::journal::{EventStream, Journal};
+use crate::lease::Leases;
+use crate::paths::Paths;
+use crate::sessions::Running;
+use crate::wiring::{self, Helpers, SecretValues};
+
+/// How far a live reader may fall behind before it is caught up from the event log.
+pub const DEFAULT_LIVE_CAPACITY: usize = 65_536;
+
+/// How to open a [`Host`].
+#[derive(Debug, Clone)]
+pub struct HostOptions {
+    pub paths: Paths,
+    /// The tool-runner and wall launcher; default: [`Helpers::resolve`] of the config.
+    pub helpers: Option<Helpers>,
+    /// Events a live reader may fall behind by (default [`DEFAULT_LIVE_CAPACITY`]).
+    pub live_capacity: usize,
+    /// Extra host-side tools offered to every session (connectors).
+    pub tools: Option<ToolRegistry>,
+    /// Most model requests per turn (default: the agent's).
+    pub max_steps: Option<u32>,
+}
+
+impl HostOptions {
+    pub fn new(paths: Paths) -> Self {
+        Self {
+            paths,
+            helpers: None,
+            live_capacity: DEFAULT_LIVE_CAPACITY,
+            tools: None,
+            max_steps: None,
+        }
+    }
+}
+
+/// The machine's Paddock: sessions, approvals, settings, audit, models, sandbox status.
+/// Cheap to clone (one shared inner state).
+#[derive(Clone)]
+pub struct Host {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host")
+            .field("state_dir", &self.inner.paths.state_dir)
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) struct Inner {
+    pub(crate) paths: Paths,
+    pub(crate) helpers: Helpers,
+    pub(crate) config: RwLock<MachineConfig>,
+    pub(crate) store: Arc<SqliteSessionStore>,
+    pub(crate) log: SqliteEventLog,
+    pub(crate) audit: Arc<AuditSink>,
+    pub(crate) inbox: Arc<Inbox>,
+    pub(crate) bus: EventBus,
+    pub(crate) leases: Leases,
+    pub(crate) tools: ToolRegistry,
+    pub(crate) max_steps: Option<u32>,
+    /// The sessions this process runs.
+    pub(crate) running: Mutex<HashMap<String, Arc<Running>>>,
+    /// One provider per wall kind (sessions with secrets get their own).
+    pub(crate) providers: Mutex<HashMap<ProviderKind, Arc<dyn SandboxProvider>>>,
+    /// The model client, built on first use (a missing key is not an error until then).
+    pub(crate) model: tokio::sync::Mutex<Option<Arc<dyn ModelClient>>>,
+    /// Every secret registered for redaction (model keys, secret values): registered again
+    /// with each read connection of the audit trail, so exports are redacted too.
+    pub(crate) secrets: Mutex<Vec<ApiKey>>,
+}
+
+impl Host {
+    /// Opens the machine's Paddock: reads the config (refusing a bad one, naming the key),
+    /// opens the stores (creating the state folder), and wires the event bus to the audit
+    /// trail, the event log and the approvals inbox. No model key is needed yet.
+    pub async fn open(options: HostOptions) -> Result<Self, HostError> {
+        let paths = options.paths;
+        let config = MachineConfig::load(&paths.config_file())?;
+        std::fs::create_dir_all(&paths.state_dir)
+            .map_err(|e| HostError::io(format!("creating {}", paths.state_dir.display()), e))?;
+        let helpers = options.helpers.unwrap_or_else(|| Helpers::resolve(&config));
+        let (store, log, audit) = {
+            let paths = paths.clone();
+            tokio::task::spawn_blocking(move || {
+                let store = SqliteSessionStore::open(&paths.sessions_db())?;
+                let log = SqliteEventLog::open(&paths.events_db())?;
+                let audit = AuditStore::open(paths.audit_db())?;
+                Ok::<_, HostError>((store, log, audit))
+            })
+            .await
+            .map_err(|e| HostError::Internal(format!("opening the stores: {e}")))??
+        };
+        let audit = Arc::new(AuditSink::new(audit));
+        let inbox = Arc::new(Inbox::default());
+        let journal = Journal {
+            audit: Arc::clone(&audit),
+            log: log.clone(),
+            inbox: Arc::clone(&inbox),
+        };
+        let bus = EventBus::new(Arc::new(journal), options.live_capacity);
+        let leases = Leases::new(paths.leases_dir());
+        let inner = Inner {
+            helpers,
+            config: RwLock::new(config),
+            store: Arc::new(store),
+            log,
+            audit,
+            inbox,
+            bus,
+            leases,
+            tools: options.tools.unwrap_or_else(ToolRegistry::sandbox_tools),
+            max_steps: options.max_steps,
+            running: Mutex::new(HashMap::new()),
+            providers: Mutex::new(HashMap::new()),
+            model: tokio::sync::Mutex::new(None),
+            secrets: Mutex::new(Vec::new()),
+            paths,
+        };
+        Ok(Self {
+            inner: Arc::new(inner),
+        })
+    }
+
+    pub fn paths(&self) -> &Paths {
+        &self.inner.paths
+    }
+
+    pub fn helpers(&self) -> &Helpers {
+        &self.inner.helpers
+    }
+
+    /// The machine config in force (updates through [`Host::update_settings`] replace it).
+    pub fn config(&self) -> MachineConfig {
+        self.inner
+            .config
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn replace_config(&self, config: MachineConfig) {
+        *self
+            .inner
+            .config
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = config;
+        // Parts built from the old config are rebuilt on next use.
+        self.inner
+            .providers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+        if let Ok(mut model) = self.inner.model.try_lock() {
+            *model = None;
+        }
+    }
+
+    /// The model client, built (and its key registered for redaction) on first use.
+    pub async fn model(&self) -> Result<Arc<dyn ModelClient>, HostError> {
+        let mut slot = self.inner.model.lock().await;
+        if let Some(model) = slot.as_ref() {
+            return Ok(Arc::clone(model));
+        }
+        let (client, key) = wiring::model_client(&self.config()).await?;
+        if let Some(key) = key {
+            self.register_secret(key).await?;
+        }
+        *slot = Some(Arc::clone(&client));
+        Ok(client)
+    }
+
+    /// Registers a secret (a key, a secret's value) with the audit trail's redactor.
+    pub(crate) async fn register_secret(&self, secret: ApiKey) -> Result<(), HostError> {
+        let store = self.inner.audit.store();
+        let value = secret.clone();
+        tokio::task::spawn_blocking(move || {
+            store
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .register_secret(value.expose_secret())
+        })
+        .await
+        .map_err(|e| HostError::Internal(format!("registering a secret: {e}")))??;
+        let mut secrets = self
+            .inner
+            .secrets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if !secrets
+            .iter()
+            .any(|s| s.expose_secret() == secret.expose_secret())
+        {
+            secrets.push(secret);
+        }
+        Ok(())
+    }
+
+    /// The shared provider of `kind` (built on first use).
+    pub fn provider(&self, kind: ProviderKind) -> Result<Arc<dyn SandboxProvider>, HostError> {
+        let mut providers = self
+            .inner
+            .providers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(provider) = providers.get(&kind) {
+            return Ok(Arc::clone(provider));
+        }
+        let provider = wiring::provider(kind, &self.config(), self.paths(), self.helpers())?;
+        providers.insert(kind, Arc::clone(&provider));
+        Ok(provider)
+    }
+
+    /// A provider for a session that was given secrets: its own OpenShell provider whose
+    /// sandboxes get the secrets as providers (placeholders inside). Other walls cannot
+    /// inject placeholders and refuse.
+    pub(crate) async fn provider_with_secrets(
+        &self,
+        kind: ProviderKind,
+        secrets: &[String],
+    ) -> Result<Arc<dyn SandboxProvider>, HostError> {
+        if secrets.is_empty() {
+            return self.provider(kind);
+        }
+        if kind != ProviderKind::Openshell {
+            return Err(HostError::SecretRefused {
+                name: secrets.join(", "),
+                reason: format!(
+                    "the {} wall cannot inject secret placeholders (only OpenShell's gateway \
+                     can), and Paddock never puts a secret's value inside a sandbox; use the \
+                     openshell provider for this session, or leave the secret out",
+                    kind.as_str()
+                ),
+            });
+        }
+        let config = self.config();
+        let values: SecretValues = wiring::secret_values(&config, secrets).await?;
+        for value in values.values() {
+            self.register_secret(value.clone()).await?;
+        }
+        let provider = wiring::openshell_provider(&config, self.paths(), self.helpers(), &values)?;
+        Ok(Arc::new(provider))
+    }
+
+    /// The parts a session is built from.
+    pub(crate) fn deps(
+        &self,
+        model: Arc<dyn ModelClient>,
+        provider: Arc<dyn SandboxProvider>,
+    ) -> SessionDeps {
+        let config = self.config();
+        let mut agent_config = AgentConfig::new(config.models.model);
+        if let Some(steps) = self.inner.max_steps {
+            agent_config.max_steps = steps;
+        }
+        SessionDeps {
+            model,
+            provider,
+            store: self.inner.store.clone(),
+            bus: self.inner.bus.clone(),
+            tools: self.inner.tools.clone(),
+            config: agent_config,
+        }
+    }
+
+    /// A session's events after `after` (from the durable log), then live as they happen
+    /// (for sessions this process runs). Each event once, in order; see [`EventStream`].
+    pub fn events(&self, session_id: &str, after: u64) -> EventStream {
+        EventStream::new(
+            session_id.to_owned(),
+            self.inner.log.clone(),
+            self.inner.bus.subscribe(),
+            after,
+        )
+    }
+
+    /// Marks `session_id` as run by this process until the lease is dropped (for sandboxes
+    /// built outside a session, like `machine sandbox check`'s): reaping leaves them alone.
+    pub fn hold_session(&self, session_id: &str) -> Result<crate::lease::SessionLease, HostError> {
+        self.inner.leases.acquire(session_id)
+    }
+
+    /// The last logged event number of a session (0 when it has none): a client that shows
+    /// only what happens from now on reads events after it.
+    pub async fn last_event_seq(&self, session_id: &str) -> Result<u64, HostError> {
+        Ok(self.inner.log.last_seq(session_id).await?.unwrap_or(0))
+    }
+
+    /// A live view of every event of every session this process runs (no replay; may lag).
+    pub fn subscribe_all(&self) -> tokio::sync::broadcast::Receiver<protocol::Event> {
+        self.inner.bus.subscribe()
+    }
+
+    /// Closes every session this process runs: running turns are cancelled (every call
+    /// committed as cancelled), sandboxes torn down, `session_closed` recorded; the sessions
+    /// stay stored and resume after a restart.
+    pub async fn shutdown(&self) {
+        let running: Vec<Arc<Running>> = self
+            .inner
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain()
+            .map(|(_, running)| running)
+            .collect();
+        for session in &running {
+            let _ = session.session.submit(protocol::Op::Close);
+        }
+        for session in running {
+            session.session.closed().await;
+        }
+    }
+}

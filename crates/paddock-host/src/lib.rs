@@ -1,0 +1,38 @@
+//! # paddock-host
+//!
+//! The composition root every Paddock front end calls: the CLI (`paddock run`, …), the HTTP
+//! server (`paddock up`) and the desktop shell. No front end holds logic; each renders what
+//! [`Host`] returns and forwards what the user decides.
+//!
+//! [`Host`] owns the machine config and paths, builds the sandbox providers and the model
+//! client, and runs sessions: create (with folder grants), list, get, resume after a restart,
+//! close; route every `Submission`; the approvals inbox across sessions (first answer wins);
+//! live folder grants; network denials, drafted rules, hosts allowed for a session or the
+//! machine; settings read and written back keeping comments; audit query, export and verify;
+//! model keys and secrets; the machine's sandbox status; reaping what dead processes left.
+//!
+//! Every durable event passes the [`journal`]: the audit trail, the durable per-session event
+//! log (replayed to clients that reconnect) and the approvals inbox, before the session goes
+//! on. Errors are [`HostError`]s, each with a stable [`HostError::code`].
+
+mod approvals;
+pub mod audit_sink;
+pub mod config;
+pub mod error;
+mod host;
+pub mod inbox;
+pub mod journal;
+pub mod lease;
+pub mod machine;
+pub mod paths;
+pub mod sessions;
+pub mod settings;
+pub mod wiring;
+
+pub use error::HostError;
+pub use host::{DEFAULT_LIVE_CAPACITY, Host, HostOptions};
+pub use inbox::PendingApproval;
+pub use journal::EventStream;
+pub use machine::{DeniedConnection, ExportFormat, ModelCheck, ModelProvider, ReapReport};
+pub use sessions::{NewSession, SessionInfo, SessionState, new_settings, parse_folder_spec};
+pub use settings::{SettingValue, SettingsView};
