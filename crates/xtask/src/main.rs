@@ -7,6 +7,8 @@
 // This binary talks to a human on a terminal; printing is its job.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod architecture;
+mod json;
 mod bench_smoke;
 mod fuzz_smoke;
 mod system;
@@ -22,6 +24,7 @@ cargo xtask <task>
               fuzz smoke
   setup       install the system packages the project needs (apt-get; skipped when present)
   lint        cargo fmt --check and clippy with warnings denied
+  check-deps  docs/architecture.md against the crate graph (layers and every edge)
   test        the whole test suite (nextest, then doc tests)
   runner      build the static tool-runner that is mounted into sandboxes; prints its path
   bench       run the benchmarks; figures go in docs/performance.md
@@ -42,6 +45,7 @@ fn main() -> ExitCode {
         "ci" => tasks::ci(),
         "setup" => system::ensure_test_packages(),
         "lint" => tasks::lint(),
+        "check-deps" => tasks::check_deps(),
         "test" => tasks::test(rest),
         "runner" => tasks::runner().map(|path| println!("{}", path.display())),
         "bench" => tasks::bench(rest),

@@ -220,9 +220,16 @@ pub fn test(args: &[String]) -> Result<(), String> {
 pub fn ci() -> Result<(), String> {
     system::ensure_test_packages()?;
     lint()?;
+    check_deps()?;
     test(&[])?;
     bench_smoke::bench_smoke()?;
     fuzz_smoke::fuzz_smoke(&[])
+}
+
+/// `docs/architecture.md`'s layer table and crate edges against `cargo metadata`.
+pub fn check_deps() -> Result<(), String> {
+    println!("$ check docs/architecture.md against cargo metadata");
+    crate::architecture::check(&root())
 }
 
 pub fn bench(args: &[String]) -> Result<(), String> {
