@@ -46,6 +46,7 @@ pub fn hash(prev_hash: &str, content: &str) -> String {
 /// The newest row of a chain: keep it somewhere else (a log, a ticket) to detect a later
 /// truncation or rewrite of the tail, which the chain alone cannot show.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "wire-schemas", derive(ts_rs::TS, utoipa::ToSchema))]
 pub struct ChainHead {
     pub seq: i64,
     pub hash: String,
@@ -53,6 +54,7 @@ pub struct ChainHead {
 
 /// Why a row breaks the chain.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "wire-schemas", derive(ts_rs::TS, utoipa::ToSchema))]
 #[serde(tag = "problem", rename_all = "snake_case")]
 pub enum ChainProblem {
     /// Rows before this one are missing: `expected` was the next number.
@@ -67,6 +69,7 @@ pub enum ChainProblem {
 
 /// The first row that breaks the chain.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "wire-schemas", derive(ts_rs::TS, utoipa::ToSchema))]
 pub struct BrokenRow {
     pub seq: i64,
     #[serde(flatten)]
@@ -101,6 +104,7 @@ impl std::fmt::Display for BrokenRow {
 
 /// The result of walking a chain.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "wire-schemas", derive(ts_rs::TS, utoipa::ToSchema))]
 pub struct VerifyReport {
     pub rows: u64,
     pub head: Option<ChainHead>,

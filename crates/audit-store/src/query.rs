@@ -14,6 +14,7 @@ pub const MAX_PAGE: usize = 1000;
 
 /// Filters for [`AuditStore::query`]; every set filter must hold.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wire-schemas", derive(ts_rs::TS, utoipa::ToSchema))]
 pub struct Query {
     pub session_id: Option<String>,
     pub kind: Option<RecordKind>,
@@ -36,6 +37,7 @@ pub struct Query {
 
 /// One page, newest first.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "wire-schemas", derive(ts_rs::TS, utoipa::ToSchema))]
 pub struct Page {
     pub events: Vec<StoredEvent>,
     /// Pass as `cursor` to get the next (older) page; `None` on the last page.

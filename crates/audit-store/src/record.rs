@@ -6,6 +6,7 @@ use serde_json::Value;
 
 /// One audit record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wire-schemas", derive(ts_rs::TS, utoipa::ToSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AuditRecord {
     /// A session started, resumed or ended.
@@ -22,6 +23,7 @@ pub enum AuditRecord {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wire-schemas", derive(ts_rs::TS, utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum SessionEvent {
     Started,
@@ -30,6 +32,7 @@ pub enum SessionEvent {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wire-schemas", derive(ts_rs::TS, utoipa::ToSchema))]
 pub struct SessionRecord {
     pub event: SessionEvent,
     /// `openshell`, `local` or `direct`.
@@ -44,6 +47,7 @@ pub struct SessionRecord {
 
 /// What was decided about a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "wire-schemas", derive(ts_rs::TS, utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {
     Allow,
@@ -61,6 +65,7 @@ impl Decision {
 
 /// Who or what decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "wire-schemas", derive(ts_rs::TS, utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum DeciderKind {
     /// The user answered a prompt, now or earlier (a standing approval).
@@ -85,6 +90,7 @@ impl DeciderKind {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wire-schemas", derive(ts_rs::TS, utoipa::ToSchema))]
 pub struct DecidedBy {
     pub kind: DeciderKind,
     /// The rule's name, the mode, or the standing approval's id.
@@ -92,6 +98,7 @@ pub struct DecidedBy {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "wire-schemas", derive(ts_rs::TS, utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CallStatus {
     Started,
@@ -114,10 +121,16 @@ impl CallStatus {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wire-schemas", derive(ts_rs::TS, utoipa::ToSchema))]
 pub struct ToolCallRecord {
     pub call_id: String,
     pub tool: String,
     /// The call's arguments (canonical; redacted before storage).
+    #[cfg_attr(
+        feature = "wire-schemas",
+        ts(type = "unknown"),
+        schema(value_type = Object)
+    )]
     pub args: Value,
     pub enforcement: EnforcementLevel,
     pub decision: Option<Decision>,
@@ -135,6 +148,7 @@ pub struct ToolCallRecord {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wire-schemas", derive(ts_rs::TS, utoipa::ToSchema))]
 pub struct NetworkDenialRecord {
     /// The tool call whose command made the connection.
     pub call_id: Option<String>,
@@ -142,13 +156,20 @@ pub struct NetworkDenialRecord {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wire-schemas", derive(ts_rs::TS, utoipa::ToSchema))]
 pub struct GenericRecord {
     pub name: String,
+    #[cfg_attr(
+        feature = "wire-schemas",
+        ts(type = "unknown"),
+        schema(value_type = Object)
+    )]
     pub data: Value,
 }
 
 /// The kind of a record, as stored in the `kind` column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "wire-schemas", derive(ts_rs::TS, utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum RecordKind {
     Session,
@@ -259,6 +280,7 @@ impl NewEvent {
 
 /// An event as stored: its place in the chain and its (redacted) record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wire-schemas", derive(ts_rs::TS, utoipa::ToSchema))]
 pub struct StoredEvent {
     pub seq: i64,
     pub time_ms: i64,

@@ -90,6 +90,24 @@ pub(crate) struct Inner {
     pub(crate) secrets: Mutex<Vec<ApiKey>>,
 }
 
+/// Creates `dir` (and its parents) when missing; a folder this creates is owner-only (it holds
+/// the audit trail, the sessions, the API token and the key file).
+fn create_private_dir(dir: &std::path::Path) -> Result<(), HostError> {
+    use std::os::unix::fs::DirBuilderExt;
+    if dir.is_dir() {
+        return Ok(());
+    }
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| HostError::io(format!("creating {}", parent.display()), e))?;
+    }
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(HostError::io(format!("creating {}", dir.display()), e)),
+    }
+}
+
 impl Host {
     /// Opens the machine's Paddock: reads the config (refusing a bad one, naming the key),
     /// opens the stores (creating the state folder), and wires the event bus to the audit
@@ -97,8 +115,7 @@ impl Host {
     pub async fn open(options: HostOptions) -> Result<Self, HostError> {
         let paths = options.paths;
         let config = MachineConfig::load(&paths.config_file())?;
-        std::fs::create_dir_all(&paths.state_dir)
-            .map_err(|e| HostError::io(format!("creating {}", paths.state_dir.display()), e))?;
+        create_private_dir(&paths.state_dir)?;
         let helpers = options.helpers.unwrap_or_else(|| Helpers::resolve(&config));
         let (store, log, audit) = {
             let paths = paths.clone();

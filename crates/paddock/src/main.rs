@@ -8,6 +8,7 @@ mod run;
 mod sandbox_check;
 mod sessions_cmd;
 mod terminal;
+mod up;
 
 use std::process::ExitCode;
 
@@ -125,6 +126,8 @@ enum Command {
         #[command(subcommand)]
         command: ApprovalsCommand,
     },
+    /// Serve the HTTP/WebSocket API (sessions, approvals, settings, audit) until Ctrl-C.
+    Up(up::UpOptions),
 }
 
 #[derive(Debug, Subcommand)]
@@ -351,6 +354,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             false => sessions_cmd::none(json),
             true => sessions_cmd::list(&open_host(&paths, None).await?, json).await,
         },
+        Command::Up(options) => up::up(&paths, options).await,
         Command::Approvals { command } => {
             let stored = sessions_cmd::stored(&paths);
             match command {

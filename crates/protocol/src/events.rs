@@ -14,6 +14,7 @@ use crate::session::{ApprovalScope, SessionSettings, StandingApproval};
 
 /// One event of a session, numbered from 1 in the order the session emitted it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Event {
     #[ts(type = "number")]
     pub seq: u64,
@@ -39,6 +40,7 @@ impl Event {
 
 /// Which stream a chunk of tool output came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum OutputStream {
     Stdout,
@@ -49,6 +51,7 @@ pub enum OutputStream {
 
 /// Who approved or denied a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum DecidedBy {
     /// The session's approval mode allows it without asking.
@@ -67,6 +70,7 @@ pub enum DecidedBy {
 
 /// How a tool call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ToolCallStatus {
     /// The tool ran and produced a result (a command's non-zero exit is still `ok`).
@@ -81,6 +85,7 @@ pub enum ToolCallStatus {
 
 /// Why a turn ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum TurnStopReason {
     /// The model finished its answer.
@@ -99,6 +104,7 @@ pub enum TurnStopReason {
 
 /// Stable error codes, for front ends to branch on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     /// The op is malformed or names something that does not exist.
@@ -148,6 +154,7 @@ impl ErrorCode {
 
 /// What happened.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EventMsg {
     /// The session exists (new, or resumed from the session store).
@@ -206,6 +213,7 @@ pub enum EventMsg {
         call_id: String,
         tool: String,
         #[ts(type = "unknown")]
+        #[cfg_attr(feature = "openapi", schema(value_type = Object))]
         args: Value,
     },
     /// The call waits for an `approval` op.
@@ -213,6 +221,7 @@ pub enum EventMsg {
         call_id: String,
         tool: String,
         #[ts(type = "unknown")]
+        #[cfg_attr(feature = "openapi", schema(value_type = Object))]
         args: Value,
         /// What the call would do, in one line (the command, the path).
         summary: String,
@@ -239,6 +248,7 @@ pub enum EventMsg {
         call_id: String,
         tool: String,
         #[ts(type = "unknown")]
+        #[cfg_attr(feature = "openapi", schema(value_type = Object))]
         args: Value,
         sandbox_id: String,
         enforcement: EnforcementLevel,

@@ -11,6 +11,7 @@ use crate::session::{ApprovalDecision, SessionSettings};
 
 /// One op and the id the submitter chose for it (echoed by the events it causes, where useful).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Submission {
     pub id: String,
     pub op: Op,
@@ -18,6 +19,7 @@ pub struct Submission {
 
 /// What a session can be asked to do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Op {
     /// Starts a new session. Answered by `session_created` (no sandbox is built yet: it is

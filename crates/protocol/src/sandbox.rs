@@ -5,6 +5,7 @@ use ts_rs::TS;
 
 /// Which wall enforced a tool call. Recorded on every tool-call event and audit row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum EnforcementLevel {
     /// An NVIDIA OpenShell sandbox.
@@ -35,6 +36,7 @@ impl EnforcementLevel {
 
 /// Which provider a machine is set to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ProviderKind {
     Openshell,
@@ -63,6 +65,7 @@ impl ProviderKind {
 
 /// A connection the sandbox's network policy refused.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NetworkDenial {
     pub host: String,
     pub port: u16,
@@ -113,6 +116,7 @@ impl NetworkDenial {
 /// A network rule the sandbox drafted from connections its policy denied, waiting for the
 /// user to approve or reject it (OpenShell's policy advisor).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DraftedRule {
     /// The rule's id (approve or reject it by this id).
     pub id: String,
@@ -129,6 +133,7 @@ pub struct DraftedRule {
 
 /// One check of the wall attestation, run from inside the sandbox before the first tool call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CanaryResult {
     /// Stable name, e.g. `home_absent`, `outside_read_refused`, `no_new_privs`.
     pub name: String,
@@ -140,6 +145,7 @@ pub struct CanaryResult {
 /// The wall attestation of one sandbox: the canaries' results and a hash of the rendered wall
 /// configuration. Stored as the session's first audit record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Attestation {
     pub enforcement: EnforcementLevel,
     /// `sha256:<hex>` of the rendered wall configuration (policy, mounts, rules).
@@ -209,6 +215,7 @@ impl Attestation {
 
 /// Whether a granted folder may be changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum FolderAccess {
     ReadWrite,
@@ -217,6 +224,7 @@ pub enum FolderAccess {
 
 /// A folder a session was granted, at the same absolute path inside the sandbox.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FolderGrant {
     /// Absolute path on the host, and inside the sandbox.
     pub path: String,
@@ -225,6 +233,7 @@ pub struct FolderGrant {
 
 /// The named network profiles; what each allows is data in `config/`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum NetworkProfileName {
     /// Code hosts and package registries, port 443 (the default).
@@ -247,6 +256,7 @@ impl NetworkProfileName {
 
 /// One check of `paddock machine sandbox status`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StatusCheck {
     pub name: String,
     pub ok: bool,
@@ -258,6 +268,7 @@ pub struct StatusCheck {
 
 /// Whether this machine can build its configured wall, and why not.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MachineSandboxStatus {
     pub provider: ProviderKind,
     pub enforcement: EnforcementLevel,

@@ -7,6 +7,7 @@ use crate::sandbox::{FolderGrant, NetworkProfileName};
 
 /// How much the user is asked before a tool call runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalMode {
     /// Ask before every call that changes files or runs a command (reads run freely).
@@ -45,6 +46,7 @@ impl ApprovalMode {
 /// Everything a session is started with. Machine-level settings (which provider, model keys)
 /// are not part of it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SessionSettings {
     /// The granted folders, at the same absolute paths inside the sandbox.
     pub folders: Vec<FolderGrant>,
@@ -66,6 +68,7 @@ pub struct SessionSettings {
 
 /// How long an approval given by the user stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalScope {
     /// This call only.
@@ -78,6 +81,7 @@ pub enum ApprovalScope {
 
 /// The user's answer to an "awaiting approval" event.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ApprovalDecision {
     Approve {
@@ -93,6 +97,7 @@ pub enum ApprovalDecision {
 /// prefix, a tool on one path, one exact call) is decided and stored by the `approvals` crate;
 /// this is its display form.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StandingApproval {
     /// Stable id (the same approval given twice has one id).
     pub id: String,

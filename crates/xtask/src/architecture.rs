@@ -134,7 +134,9 @@ pub fn problems(document: &str, metadata: &Json) -> Result<Vec<String>, String> 
     }
     for name in layers.keys() {
         if !names.contains(name) {
-            problems.push(format!("the layer table names `{name}`, which is not a crate"));
+            problems.push(format!(
+                "the layer table names `{name}`, which is not a crate"
+            ));
         }
     }
     for edge in &edges {
@@ -191,7 +193,13 @@ fn describe(layer: Layer) -> String {
 pub fn check(root: &Path) -> Result<(), String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let output = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
         .current_dir(root)
         .output()
         .map_err(|e| format!("running cargo metadata: {e}"))?;
@@ -204,8 +212,8 @@ pub fn check(root: &Path) -> Result<(), String> {
     let metadata = json::parse(&String::from_utf8_lossy(&output.stdout))
         .map_err(|e| format!("reading cargo metadata: {e}"))?;
     let path = root.join("docs").join("architecture.md");
-    let document = std::fs::read_to_string(&path)
-        .map_err(|e| format!("reading {}: {e}", path.display()))?;
+    let document =
+        std::fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
     let problems = problems(&document, &metadata)?;
     if problems.is_empty() {
         println!("docs/architecture.md matches the crate graph");
@@ -297,9 +305,8 @@ mod tests {
             "{found:#?}"
         );
         assert!(
-            found
-                .iter()
-                .any(|p| p == "`audit-store` → `agent` exists but is missing from the document's crate edges"),
+            found.iter().any(|p| p
+                == "`audit-store` → `agent` exists but is missing from the document's crate edges"),
             "{found:#?}"
         );
     }

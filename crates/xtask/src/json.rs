@@ -189,7 +189,8 @@ impl Reader<'_> {
                 other => out.push(other),
             }
         }
-        String::from_utf8(out).map_err(|_| format!("a string that is not UTF-8 before byte {}", self.at))
+        String::from_utf8(out)
+            .map_err(|_| format!("a string that is not UTF-8 before byte {}", self.at))
     }
 
     fn number(&mut self) -> Result<Json, String> {

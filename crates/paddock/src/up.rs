@@ -1,0 +1,107 @@
+//! `paddock up`: the HTTP/WebSocket API on this machine, until SIGINT or SIGTERM. Prints the
+//! URL and where the token is; says loudly when it serves without a wall or without TLS; says
+//! how to add a model key when there is none (the server runs without one); reaps sandboxes
+//! that dead Paddock processes left (never a live process's).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use paddock_host::paths::Paths;
+use paddock_host::{Host, HostError, HostOptions};
+use paddock_server::{Server, ServerConfig, TlsFiles};
+
+/// The default address: loopback only.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8420";
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct UpOptions {
+    /// The address to serve (`IP:PORT`); a non-loopback address needs TLS.
+    #[arg(long, default_value = DEFAULT_LISTEN)]
+    pub listen: SocketAddr,
+    /// The TLS certificate chain (PEM), for a non-loopback address.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The TLS private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Serve a non-loopback address without TLS (warned about on every start).
+    #[arg(long)]
+    pub insecure_remote: bool,
+    /// A host name clients use to reach this server (checked against the Host header).
+    /// Repeatable.
+    #[arg(long = "name", value_name = "HOST")]
+    pub names: Vec<String>,
+}
+
+#[allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "the command's output is its interface"
+)]
+pub async fn up(paths: &Paths, options: UpOptions) -> anyhow::Result<ExitCode> {
+    let host = Host::open(HostOptions::new(paths.clone())).await?;
+    let reaped = host.reap_orphans().await;
+    for name in &reaped.reaped {
+        tracing::info!("reaped {name}, left by a Paddock process that is gone");
+    }
+    for skipped in &reaped.skipped {
+        tracing::warn!("orphan reaping skipped {skipped}");
+    }
+    let config = ServerConfig {
+        listen: options.listen,
+        tls: options
+            .tls_cert
+            .zip(options.tls_key)
+            .map(|(cert, key)| TlsFiles { cert, key }),
+        insecure_remote: options.insecure_remote,
+        names: options.names,
+        assets: None,
+    };
+    let server = Server::bind(host.clone(), config)
+        .await
+        .context("starting the server")?;
+    for warning in server.warnings() {
+        eprintln!("{warning}");
+        tracing::warn!("{warning}");
+    }
+    println!("Paddock is serving {}", server.url());
+    println!(
+        "API token: {} (send it as `Authorization: Bearer <token>`)",
+        server.token_file().display()
+    );
+    match host.model().await {
+        Ok(_) => {}
+        Err(HostError::ModelKeyMissing { provider, how }) => {
+            println!(
+                "no API key for the `{provider}` models yet: sessions cannot start until you add one."
+            );
+            println!("  {how}");
+        }
+        Err(e) => println!("the model API is not usable yet: {e}"),
+    }
+    println!("ready (Ctrl-C stops it; running sessions are closed and resume after a restart)");
+    server.run(shutdown_signal()).await;
+    println!("stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(e) => {
+                tracing::warn!("cannot watch SIGTERM: {e}");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminate => {}
+    }
+}
