@@ -19,12 +19,14 @@ use std::process::ExitCode;
 const HELP: &str = "\
 cargo xtask <task>
 
-  up          set up the machine, build, and start the product on its embedded default
+  up          set up the machine, build, and start `paddock up` (the API) on the local wall
   ci          everything CI checks: setup, format, lints, the whole test suite, bench smoke,
               fuzz smoke
   setup       install the system packages the project needs (apt-get; skipped when present)
   lint        cargo fmt --check and clippy with warnings denied
   check-deps  docs/architecture.md against the crate graph (layers and every edge)
+  codegen     regenerate the checked-in OpenAPI document and TypeScript bindings
+              (--check: fail when they are not current)
   test        the whole test suite (nextest, then doc tests)
   runner      build the static tool-runner that is mounted into sandboxes; prints its path
   bench       run the benchmarks; figures go in docs/performance.md
@@ -46,6 +48,7 @@ fn main() -> ExitCode {
         "setup" => system::ensure_test_packages(),
         "lint" => tasks::lint(),
         "check-deps" => tasks::check_deps(),
+        "codegen" => tasks::codegen(rest),
         "test" => tasks::test(rest),
         "runner" => tasks::runner().map(|path| println!("{}", path.display())),
         "bench" => tasks::bench(rest),

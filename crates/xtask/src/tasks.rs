@@ -123,9 +123,11 @@ pub(crate) fn built_binaries() -> Result<(PathBuf, PathBuf), String> {
 
 /// Set up, build, and start the product on its embedded default (the local wall).
 ///
-/// Until the server (`paddock up`) exists, the product's main job shown here is the wall
-/// itself: the machine's readiness, a throwaway sandbox built and attested from inside, and the
-/// tool-runner's own self-check.
+/// Shows that this machine can build the wall (`machine sandbox status`, a throwaway sandbox
+/// built and attested from inside, the tool-runner's self-check), then runs `paddock up`: the
+/// API on loopback, printing its URL and where the token is, until Ctrl-C. Extra arguments go
+/// to `paddock up` (e.g. `--listen 127.0.0.1:9000`). Without a model key the server still
+/// starts and says how to add one.
 pub fn up(args: &[String]) -> Result<(), String> {
     system::ensure_run_packages()?;
     let runner = runner()?;
@@ -153,13 +155,35 @@ pub fn up(args: &[String]) -> Result<(), String> {
         run(command)?;
     }
     let mut self_check = Command::new(&runner);
-    self_check.arg("self-check").args(args);
+    self_check.arg("self-check");
     run(self_check)?;
     println!(
-        "\nPaddock is ready on this machine. Next: set a model key (e.g. ANTHROPIC_API_KEY) and run\n  \
-         {} run \"describe this project\" --folder \"$PWD:ro\"",
+        "\nThe wall works on this machine. Starting the server; from another terminal, with a \
+         model key set (e.g. ANTHROPIC_API_KEY before this command), a task is one request away:\n  \
+         {} run \"describe this project\" --folder \"$PWD:ro\"\n",
         paddock.display()
     );
+    let mut serve = Command::new(&paddock);
+    serve
+        .arg("up")
+        .args(args)
+        .env("PADDOCK_TOOL_RUNNER", &runner)
+        .env("PADDOCK_WALL", &wall);
+    run(serve)
+}
+
+/// Regenerates the server's checked-in OpenAPI document and TypeScript bindings (and the
+/// protocol's bindings); with `--check`, fails when they are not current.
+pub fn codegen(args: &[String]) -> Result<(), String> {
+    let check = args.iter().any(|a| a == "--check");
+    for (package, test) in [("protocol", "bindings"), ("paddock-server", "generated")] {
+        let mut command = cargo();
+        command.args(["test", "--locked", "-p", package, "--test", test]);
+        if !check {
+            command.env("PADDOCK_UPDATE_BINDINGS", "1");
+        }
+        run(command)?;
+    }
     Ok(())
 }
 
@@ -221,6 +245,7 @@ pub fn ci() -> Result<(), String> {
     system::ensure_test_packages()?;
     lint()?;
     check_deps()?;
+    codegen(&["--check".to_owned()])?;
     test(&[])?;
     bench_smoke::bench_smoke()?;
     fuzz_smoke::fuzz_smoke(&[])
