@@ -325,6 +325,8 @@ impl Host {
             .unwrap_or_else(PoisonError::into_inner)
             .remove(id);
         self.inner.inbox.forget_session(id);
+        // The last handle: its lease goes with it.
+        drop(running);
         self.session(id).await
     }
 
