@@ -293,9 +293,8 @@ async fn a_non_loopback_address_needs_tls_and_the_token_file_is_owner_only() {
     let mut config = ServerConfig::loopback(0);
     config.listen = "0.0.0.0:0".parse().unwrap();
     config.names = vec!["paddock.example".into()];
-    let refused = match Server::bind(host.clone(), config.clone()).await {
-        Err(e) => e,
-        Ok(_) => panic!("a non-loopback address without TLS was served"),
+    let Err(refused) = Server::bind(host.clone(), config.clone()).await else {
+        panic!("a non-loopback address without TLS was served")
     };
     assert!(matches!(refused, ServeError::RemoteWithoutTls { .. }));
     insta::assert_snapshot!(
@@ -327,9 +326,9 @@ async fn a_non_loopback_address_needs_tls_and_the_token_file_is_owner_only() {
         std::fs::Permissions::from_mode(0o644),
     )
     .unwrap();
-    let refused = match Server::bind(host, ServerConfig::loopback(0)).await {
-        Err(e) => e.to_string(),
-        Ok(_) => panic!("a readable token file was used"),
+    let Err(refused) = Server::bind(host, ServerConfig::loopback(0)).await else {
+        panic!("a readable token file was used")
     };
+    let refused = refused.to_string();
     assert!(refused.contains("chmod 600"), "{refused}");
 }

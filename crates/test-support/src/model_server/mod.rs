@@ -53,6 +53,8 @@ struct Shared {
 #[derive(Default)]
 struct State {
     replies: VecDeque<Reply>,
+    /// Replies for the requests whose body contains a marker (one conversation among many).
+    keyed: Vec<(String, VecDeque<Reply>)>,
     required_key: Option<String>,
     requests: Vec<RecordedRequest>,
     outcomes: HashMap<usize, StreamOutcome>,
@@ -201,6 +203,21 @@ impl FakeModelServer {
         self
     }
 
+    /// Queues the answer to the next request whose body contains `marker` (say, a
+    /// conversation's first message), ahead of the shared queue: several conversations can
+    /// share one server, each following its own script whatever order their requests come in.
+    pub fn push_for(&self, marker: &str, reply: Reply) -> &Self {
+        let mut state = self.shared.lock();
+        match state.keyed.iter_mut().find(|(m, _)| m == marker) {
+            Some((_, queue)) => queue.push_back(reply),
+            None => state
+                .keyed
+                .push((marker.to_owned(), VecDeque::from([reply]))),
+        }
+        drop(state);
+        self
+    }
+
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.lock().requests.clone()
@@ -212,7 +229,8 @@ impl FakeModelServer {
 
     /// Scripted replies not yet consumed.
     pub fn remaining_replies(&self) -> usize {
-        self.shared.lock().replies.len()
+        let state = self.shared.lock();
+        state.replies.len() + state.keyed.iter().map(|(_, q)| q.len()).sum::<usize>()
     }
 
     /// How the body of request `index` ended, waiting up to `timeout` for it to end.

@@ -135,9 +135,18 @@ pub(super) async fn handle(
         } else {
             None
         };
+        let text = parsed
+            .as_ref()
+            .map(|body| body.to_string())
+            .unwrap_or_default();
+        let keyed = state
+            .keyed
+            .iter_mut()
+            .find(|(marker, queue)| !queue.is_empty() && text.contains(marker.as_str()))
+            .and_then(|(_, queue)| queue.pop_front());
         let reply = match refusal {
             Some(refusal) => Err(refusal),
-            None => state.replies.pop_front().ok_or_else(|| {
+            None => keyed.or_else(|| state.replies.pop_front()).ok_or_else(|| {
                 let problem = format!(
                     "request #{index} ({path}): no scripted reply left (an unexpected retry or \
                      extra request?)"
