@@ -118,7 +118,7 @@ async fn through_host(paths: &Paths, folders: &[PathBuf], prefix: &str) -> (Vec<
     for (n, folder) in folders.iter().enumerate() {
         let host = host.clone();
         let folder = folder.clone();
-        let marker = format!("{prefix} session {n}");
+        let marker = format!("[{prefix} session {n}]");
         tasks.push(tokio::spawn(async move {
             let info = host
                 .create_session(NewSession {
@@ -174,7 +174,7 @@ async fn through_api(paths: &Paths, folders: &[PathBuf], prefix: &str) -> (Vec<S
     for (n, folder) in folders.iter().enumerate() {
         let (client, base, token) = (client.clone(), base.clone(), token.clone());
         let folder = folder.clone();
-        let marker = format!("{prefix} session {n}");
+        let marker = format!("[{prefix} session {n}]");
         tasks.push(tokio::spawn(async move {
             let info: Value = client
                 .post(format!("{base}/v1/sessions"))
@@ -296,8 +296,8 @@ fn main() {
         let model = FakeModelServer::start().await.unwrap();
         let machine = machine(&model, sessions);
         for n in 0..sessions {
-            script(&model, &format!("host session {n}"), calls);
-            script(&model, &format!("api session {n}"), calls);
+            script(&model, &format!("[host session {n}]"), calls);
+            script(&model, &format!("[api session {n}]"), calls);
         }
         println!("{sessions} sessions × {calls} tool calls, local wall, one state folder");
         let (host_seen, host_time) = through_host(&machine.paths, &machine.folders, "host").await;

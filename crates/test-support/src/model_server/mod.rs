@@ -206,6 +206,7 @@ impl FakeModelServer {
     /// Queues the answer to the next request whose body contains `marker` (say, a
     /// conversation's first message), ahead of the shared queue: several conversations can
     /// share one server, each following its own script whatever order their requests come in.
+    /// No marker may contain another (`task 1` would also match `task 10`).
     pub fn push_for(&self, marker: &str, reply: Reply) -> &Self {
         let mut state = self.shared.lock();
         match state.keyed.iter_mut().find(|(m, _)| m == marker) {
