@@ -21,7 +21,7 @@ use paddock_host::paths::Paths;
 use paddock_host::wiring::Helpers;
 use paddock_host::{Host, HostOptions, NewSession};
 use paddock_server::{Server, ServerConfig};
-use protocol::{Event, EventMsg, FolderAccess, FolderGrant, ApprovalMode};
+use protocol::{ApprovalMode, Event, EventMsg, FolderAccess, FolderGrant};
 use serde_json::{Value, json};
 use test_support::model_server::{FakeModelServer, Reply, sse};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -48,7 +48,10 @@ fn script(model: &FakeModelServer, marker: &str, calls: usize) {
             ]),
         );
     }
-    model.push_for(marker, Reply::stream([sse::text("done"), sse::stop("end_turn")]));
+    model.push_for(
+        marker,
+        Reply::stream([sse::text("done"), sse::stop("end_turn")]),
+    );
 }
 
 struct Machine {
@@ -60,7 +63,10 @@ struct Machine {
 fn machine(model: &FakeModelServer, sessions: usize) -> Machine {
     let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("paddock-bench");
     std::fs::create_dir_all(&base).unwrap();
-    let root = tempfile::Builder::new().prefix("b").tempdir_in(base).unwrap();
+    let root = tempfile::Builder::new()
+        .prefix("b")
+        .tempdir_in(base)
+        .unwrap();
     let paths = Paths::under(root.path());
     std::fs::create_dir_all(&paths.config_dir).unwrap();
     std::fs::write(
@@ -246,7 +252,10 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 fn check(name: &str, seen: &[Seen], calls: usize) -> Vec<Duration> {
     for (n, session) in seen.iter().enumerate() {
         let seqs: Vec<u64> = session.events.iter().map(|e| e.seq).collect();
-        assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{name} session {n}: out of order or twice");
+        assert!(
+            seqs.windows(2).all(|w| w[0] < w[1]),
+            "{name} session {n}: out of order or twice"
+        );
         let finished: BTreeSet<&str> = session
             .events
             .iter()
@@ -306,7 +315,9 @@ fn main() {
         let api_gaps = check("api", &api_seen, calls);
         let (rows, intact) = audit_rows(&machine.paths);
         let total = 2 * sessions * calls;
-        println!("audit rows of finished calls: {rows} (calls made: {total}); chain intact: {intact}");
+        println!(
+            "audit rows of finished calls: {rows} (calls made: {total}); chain intact: {intact}"
+        );
         assert_eq!(rows, total, "audit rows = calls");
         assert!(intact);
         let (h50, h99) = (percentile(&host_gaps, 0.5), percentile(&host_gaps, 0.99));

@@ -184,7 +184,9 @@ async fn a_drafted_rule_is_listed_approved_and_lets_the_next_call_through() {
     assert!(output.contains("hello from later.test"), "{output}");
     let audit = server
         .call(
-            server.get(&format!("/v1/audit?session={session}&text=network_rule_decided")),
+            server.get(&format!(
+                "/v1/audit?session={session}&text=network_rule_decided"
+            )),
             200,
         )
         .await;

@@ -90,7 +90,10 @@ fn main() {
     let mut readies = Vec::new();
     let mut rss = Vec::new();
     for _ in 0..starts {
-        let root = tempfile::Builder::new().prefix("u").tempdir_in(&base).unwrap();
+        let root = tempfile::Builder::new()
+            .prefix("u")
+            .tempdir_in(&base)
+            .unwrap();
         std::fs::create_dir_all(root.path().join("home")).unwrap();
         let (ready, kib) = start(root.path());
         readies.push(ready);
