@@ -25,6 +25,11 @@ extra_hosts: Array<string>,
  */
 credentials: Array<string>, 
 /**
+ * Names of the machine's secrets given to this session (OpenShell only: the sandbox sees
+ * placeholders; the values stay in the key store and the gateway).
+ */
+secrets: Array<string>, 
+/**
  * The model id; default: the machine's configured model.
  */
 model: string | null, approval_mode: ApprovalMode, };
