@@ -158,12 +158,15 @@ pub fn up(args: &[String]) -> Result<(), String> {
     self_check.arg("self-check");
     run(self_check)?;
     println!(
-        "\nThe wall works on this machine. Starting the server; from another terminal, with a \
-         model key set (e.g. ANTHROPIC_API_KEY before this command), a task is one request away:\n  \
+        "\nThe wall works on this machine. Starting `paddock up`, the API (docs/api.md); it \
+         prints its URL and where the token is, and says how to add a model key if none is \
+         set. Beside it, a one-off task from a terminal:\n  \
          {} run \"describe this project\" --folder \"$PWD:ro\"\n",
         paddock.display()
     );
     let mut serve = Command::new(&paddock);
+    // `cargo xtask up -- --listen …` passes the `--` through: it is not paddock's.
+    let args = args.strip_prefix(&["--".to_owned()]).unwrap_or(args);
     serve
         .arg("up")
         .args(args)
