@@ -5,7 +5,8 @@
  */
 export type NetworkDenial = { host: string, port: number, 
 /**
- * The program that tried, when the wall knows it.
+ * The program that tried (its executable's path), when the wall knows it: on the local
+ * wall from its own bridge only, on OpenShell from the OCSF record's process.
  */
 binary: string | null, 
 /**

@@ -162,6 +162,7 @@ pub struct Attestation {
 
 /// How a sandbox's resource limits are enforced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum LimitMechanism {
     /// A cgroup of the sandbox under a cgroup v2 subtree delegated to Paddock.
@@ -188,6 +189,7 @@ impl LimitMechanism {
 /// The resource limits in force for one sandbox, as its wall read them back after setting
 /// them. A limit left empty (`None`, `null`) means nothing limits it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ResourceLimits {
     pub mechanism: LimitMechanism,
     /// Processes and threads of the sandbox together.

@@ -8,9 +8,9 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod architecture;
-mod json;
 mod bench_smoke;
 mod fuzz_smoke;
+mod json;
 mod system;
 mod tasks;
 
