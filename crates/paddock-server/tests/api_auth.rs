@@ -12,6 +12,7 @@ use std::os::unix::fs::PermissionsExt;
 
 use common::{TestServer, temp_dir};
 use paddock_host::{Host, HostOptions};
+use paddock_server::auth::BODY_LIMIT;
 use paddock_server::{ServeError, Server, ServerConfig};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -144,23 +145,21 @@ async fn foreign_origins_and_hosts_are_refused_even_with_the_token() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oversized_and_malformed_bodies_are_refused_with_json_errors() {
     let server = TestServer::start().await;
-    let big = json!({"folders": [], "model": "x".repeat(2 * 1024 * 1024)});
-    let (status, too_large) = body(server.post("/v1/sessions", &big).send().await.unwrap()).await;
+    // A body over the limit, declared with its length and sent chunked. The client sends one
+    // byte past the limit and then holds the rest back, as a slow client would: the server
+    // must answer 413 from what it has read, and the client reads that answer (sending the
+    // whole body would race the server's close with a broken pipe on the client's side).
+    let big =
+        serde_json::to_vec(&json!({"folders": [], "model": "x".repeat(2 * 1024 * 1024)})).unwrap();
+    let (status, too_large) =
+        past_the_limit(&server, &big[..BODY_LIMIT + 1], Some(big.len())).await;
     assert_eq!(status, 413);
     insta::assert_json_snapshot!("body_too_large", too_large);
     // Without a Content-Length (chunked), the limit holds too.
-    let chunks =
-        futures::stream::iter((0..40).map(|_| Ok::<_, std::io::Error>(vec![b' '; 64 * 1024])));
-    let response = server
-        .client
-        .post(server.url("/v1/sessions"))
-        .bearer_auth(&server.token)
-        .header("Content-Type", "application/json")
-        .body(reqwest::Body::wrap_stream(chunks))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status().as_u16(), 413);
+    let spaces = vec![b' '; BODY_LIMIT + 1];
+    let (status, chunked) = past_the_limit(&server, &spaces, None).await;
+    assert_eq!(status, 413);
+    assert_eq!(chunked["code"], "body_too_large", "{chunked}");
 
     let (status, wrong_field) = body(
         server
@@ -209,6 +208,83 @@ async fn oversized_and_malformed_bodies_are_refused_with_json_errors() {
     assert_eq!(status, 404);
     insta::assert_json_snapshot!("session_not_found", missing);
     server.stop().await;
+}
+
+/// Sends a request whose body goes past the limit over a plain TCP connection: the head (with
+/// `declared` as the Content-Length, else chunked), then `sent`, and then nothing more while
+/// the connection stays open, as a slow client would. Returns the status and the JSON body of
+/// the server's answer, read before the server closes the connection.
+async fn past_the_limit(server: &TestServer, sent: &[u8], declared: Option<usize>) -> (u16, Value) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let framing = match declared {
+        Some(length) => format!("Content-Length: {length}"),
+        None => "Transfer-Encoding: chunked".to_string(),
+    };
+    let head = format!(
+        "POST /v1/sessions HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\n{framing}\r\n\r\n",
+        server.addr, server.token
+    );
+    let mut request = head.into_bytes();
+    if declared.is_some() {
+        request.extend_from_slice(sent);
+    } else {
+        for chunk in sent.chunks(64 * 1024) {
+            request.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+            request.extend_from_slice(chunk);
+            request.extend_from_slice(b"\r\n");
+        }
+    }
+    let (mut reader, mut writer) = stream.split();
+    let write = async {
+        // The server may answer and close before it has read all of this; that is its right.
+        let _ = writer.write_all(&request).await;
+        std::future::pending::<()>().await
+    };
+    let mut answer = Vec::new();
+    let read = async {
+        let mut buffer = [0u8; 8192];
+        loop {
+            match reader.read(&mut buffer).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => answer.extend_from_slice(&buffer[..n]),
+            }
+            if complete_response(&answer) {
+                break;
+            }
+        }
+    };
+    tokio::select! {
+        () = write => unreachable!("the writer never finishes"),
+        () = read => {}
+    }
+    let text = String::from_utf8_lossy(&answer).into_owned();
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("no complete answer: {text:?}"));
+    let status: u16 = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("no status line: {head:?}"));
+    let json = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body:?}"));
+    (status, json)
+}
+
+/// Whether `answer` holds a response head and a body of its declared Content-Length.
+fn complete_response(answer: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(answer);
+    let Some((head, body)) = text.split_once("\r\n\r\n") else {
+        return false;
+    };
+    head.lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("content-length")
+                .then(|| value.trim().parse::<usize>().ok())?
+        })
+        .is_some_and(|length| body.len() >= length)
 }
 
 async fn ticket(server: &TestServer, session: &str) -> String {
