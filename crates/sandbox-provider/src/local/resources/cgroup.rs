@@ -582,9 +582,13 @@ impl WallCgroup {
         Ok(())
     }
 
-    /// Kills every process in the cgroup and removes it (waiting briefly for them to exit).
+    /// Kills every process in the cgroup and removes it, waiting for them to exit: up to
+    /// [`REMOVE_PATIENCE`], since a killed process holding many sockets or much memory takes
+    /// a while to go on a loaded machine (two seconds proved too short on two busy cores).
     pub fn remove(&self) -> Result<(), String> {
-        for _ in 0..200 {
+        let started = std::time::Instant::now();
+        let mut pause = Duration::from_millis(5);
+        loop {
             let mut left = false;
             for dir in &self.dirs {
                 if !dir.exists() {
@@ -610,18 +614,26 @@ impl WallCgroup {
             if !left {
                 return Ok(());
             }
-            std::thread::sleep(Duration::from_millis(10));
+            if started.elapsed() >= REMOVE_PATIENCE {
+                break;
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(200));
         }
         Err(format!(
-            "the cgroup {} still holds processes",
+            "the cgroup {} still holds processes {} s after they were killed",
             self.dirs
                 .iter()
                 .map(|d| d.display().to_string())
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
+            REMOVE_PATIENCE.as_secs()
         ))
     }
 }
+
+/// How long [`WallCgroup::remove`] waits for killed processes to leave.
+pub const REMOVE_PATIENCE: Duration = Duration::from_secs(30);
 
 /// Removes the cgroups of walls whose Paddock process no longer runs; returns their names.
 pub fn reap_orphans(support: &CgroupSupport) -> Vec<String> {
