@@ -319,3 +319,30 @@ async fn a_session_starts_on_every_network_profile() {
         sandbox.close().await.unwrap();
     }
 }
+
+/// Hard links and renames into another folder work inside a read-write grant and in the
+/// sandbox's `/tmp` (git writes objects this way; `git push` into a bare repository failed
+/// with "Invalid cross-device link" while a Landlock domain of the runner denied them).
+#[tokio::test(flavor = "multi_thread")]
+async fn files_are_linked_and_moved_between_folders() {
+    let w = world();
+    let s = w.start().await;
+    let script = r#"set -e
+for base in "$PWD" /tmp; do
+  rm -rf "$base/a" "$base/b"; mkdir -p "$base/a/d" "$base/b"; echo x > "$base/a/f"
+  ln "$base/a/f" "$base/b/linked"
+  python3 -c 'import os, sys; os.rename(sys.argv[1] + "/a/d", sys.argv[1] + "/b/d")' "$base"
+  echo "moved in $base"
+done"#;
+    let r = bash(s.as_ref(), script).await;
+    assert_eq!(r.exit_code, Some(0), "{}{}", stdout(&r), stderr(&r));
+    assert!(w.work().join("b/linked").exists() && w.work().join("b/d").is_dir());
+    assert_eq!(
+        std::fs::metadata(w.work().join("b/linked"))
+            .unwrap()
+            .nlink(),
+        2
+    );
+    assert!(stdout(&r).contains("moved in /tmp"), "{}", stdout(&r));
+    s.close().await.unwrap();
+}

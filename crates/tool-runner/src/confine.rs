@@ -6,9 +6,10 @@
 //! * Commands are started by one dedicated thread, the *spawner*, that confined itself once
 //!   and whose confinement every command inherits (seccomp filters and Landlock domains belong
 //!   to a thread and pass to the processes it starts):
-//!   - a Landlock domain that only scopes signals (ABI 6 and later): commands may signal one
+//!   - a Landlock domain that scopes signals (ABI 6 and later): commands may signal one
 //!     another (a later call can stop what an earlier one started), never the runner's other
-//!     threads or anything outside, such as the wall's bridge;
+//!     threads or anything outside, such as the wall's bridge (it also grants `refer` beneath
+//!     `/`, since a domain that does not would refuse every link or move into another folder);
 //!   - a seccomp filter ([`program`]) refusing with `EPERM`: `pidfd_open`, `pidfd_getfd`,
 //!     `pidfd_send_signal`; `kill`, `tgkill`, `rt_sigqueueinfo` and `rt_tgsigqueueinfo` aimed
 //!     at the runner, the spawner thread, the runner's process group or (`kill`) every process

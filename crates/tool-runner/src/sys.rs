@@ -73,7 +73,10 @@ const SYS_GETTID: i64 = 186;
 #[cfg(target_arch = "aarch64")]
 const SYS_GETTID: i64 = 178;
 const SYS_LANDLOCK_CREATE_RULESET: i64 = 444;
+const SYS_LANDLOCK_ADD_RULE: i64 = 445;
 const SYS_LANDLOCK_RESTRICT_SELF: i64 = 446;
+const LANDLOCK_RULE_PATH_BENEATH: u32 = 1;
+const LANDLOCK_ACCESS_FS_REFER: u64 = 1 << 13;
 const LANDLOCK_CREATE_RULESET_VERSION: u32 = 1;
 const LANDLOCK_SCOPE_SIGNAL: u64 = 1 << 1;
 
@@ -166,12 +169,22 @@ struct LandlockRulesetAttr {
     scoped: u64,
 }
 
-/// Puts the calling thread in a new Landlock domain that handles no file or network right but
-/// scopes signals (ABI 6): whatever the thread starts can signal only processes of this domain
-/// (or below it), never the rest of the runner.
+#[repr(C, packed)]
+struct LandlockPathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// Puts the calling thread in a new Landlock domain that scopes signals (ABI 6): whatever the
+/// thread starts can signal only processes of this domain (or below it), never the rest of
+/// the runner. Of the file rights it handles only `refer`, granted beneath `/`: Landlock
+/// refuses moving or linking a file into another folder (`EXDEV`) in every domain that does
+/// not grant `refer` explicitly, even one that handles no file right, and that broke `ln`
+/// across folders, `mv` of a folder, and git writing objects (`git push` into a bare
+/// repository). The wall's own domain still decides what may be moved where.
 pub fn landlock_restrict_signals() -> io::Result<()> {
     let attr = LandlockRulesetAttr {
-        handled_access_fs: 0,
+        handled_access_fs: LANDLOCK_ACCESS_FS_REFER,
         handled_access_net: 0,
         scoped: LANDLOCK_SCOPE_SIGNAL,
     };
@@ -188,6 +201,30 @@ pub fn landlock_restrict_signals() -> io::Result<()> {
     // SAFETY: `fd` was just returned by the kernel and is owned here alone; the OwnedFd
     // closes it when dropped.
     let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    // O_PATH: the wall's own domain may not let this process read `/` itself.
+    let root = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(O_PATH | O_DIRECTORY)
+            .open("/")?
+    };
+    let rule = LandlockPathBeneathAttr {
+        allowed_access: LANDLOCK_ACCESS_FS_REFER,
+        parent_fd: root.as_raw_fd(),
+    };
+    // SAFETY: `fd` is the ruleset created above and `rule` a valid path-beneath attribute
+    // borrowed for the call; `root` stays open until after it.
+    check(unsafe {
+        ffi::syscall(
+            SYS_LANDLOCK_ADD_RULE,
+            i64::from(fd),
+            LANDLOCK_RULE_PATH_BENEATH,
+            &raw const rule,
+            0u32,
+        )
+    })?;
+    drop(root);
     // SAFETY: integer arguments only.
     check(unsafe { ffi::syscall(SYS_LANDLOCK_RESTRICT_SELF, i64::from(fd), 0u32) })?;
     drop(owned);
