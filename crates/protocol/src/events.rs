@@ -8,7 +8,8 @@ use serde_json::Value;
 use ts_rs::TS;
 
 use crate::sandbox::{
-    Attestation, DraftedRule, EnforcementLevel, FolderGrant, NetworkDenial, ProviderKind,
+    Attestation, DraftedRule, EnforcementLevel, FolderGrant, NetworkDenial, ProtectedAction,
+    ProviderKind,
 };
 use crate::session::{ApprovalScope, SessionSettings, StandingApproval};
 
@@ -277,6 +278,22 @@ pub enum EventMsg {
         /// The result text as recorded for the audit trail (capped, marked when cut).
         output: String,
     },
+    /// A protected path (a file the host runs later) appeared or changed during the session
+    /// where the wall could not make it read-only (it did not exist when the wall started):
+    /// found after the call that made it, at turn end or at close, and undone.
+    ProtectedPathChanged {
+        /// The call after which it was found; none at turn end or close.
+        call_id: Option<String>,
+        /// Absolute path on the host.
+        path: String,
+        /// Why the path is protected (the protected list's words).
+        reason: String,
+        action: ProtectedAction,
+        /// Where the original went, under Paddock's state folder.
+        quarantined_to: Option<String>,
+        /// What was found, in plain words (e.g. the settings removed from a config).
+        detail: String,
+    },
     /// The approvals in force, answering `list_approvals` (and after one is added or
     /// revoked).
     StandingApprovals { approvals: Vec<StandingApproval> },
@@ -323,6 +340,7 @@ impl EventMsg {
             EventMsg::ToolCallStarted { .. } => "tool_call_started",
             EventMsg::ToolCallOutput { .. } => "tool_call_output",
             EventMsg::ToolCallFinished { .. } => "tool_call_finished",
+            EventMsg::ProtectedPathChanged { .. } => "protected_path_changed",
             EventMsg::StandingApprovals { .. } => "standing_approvals",
             EventMsg::ApprovalRevoked { .. } => "approval_revoked",
             EventMsg::TurnFinished { .. } => "turn_finished",

@@ -277,6 +277,58 @@ pub struct MachineSandboxStatus {
     pub checks: Vec<StatusCheck>,
 }
 
+/// Where a protected path is looked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ProtectedScope {
+    /// Inside any folder of a read-write grant (down to a depth the list sets).
+    Folder,
+    /// Inside every git directory found in a read-write grant (`.git`, bare repositories,
+    /// submodules' and linked worktrees' git directories).
+    GitDir,
+    /// The folder a repository's `core.hooksPath` names.
+    HooksPath,
+}
+
+/// What a protected path is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ProtectedKind {
+    File,
+    /// A folder and everything inside it.
+    Folder,
+    Any,
+}
+
+/// One entry of the protected list: a file the host runs later (read-only inside the wall,
+/// caught when created during a session, written only with the user's approval).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ProtectedPath {
+    pub scope: ProtectedScope,
+    /// Relative to its scope (`.bashrc`, `hooks`); empty for `hooks_path`.
+    pub path: String,
+    pub kind: ProtectedKind,
+    /// `git`, `shell`, `editor`, `agent`: how a settings screen groups entries.
+    pub group: String,
+    /// What runs it, in plain words.
+    pub reason: String,
+}
+
+/// What Paddock did about a protected path a session created or changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ProtectedAction {
+    /// Moved out of the folder into Paddock's quarantine (see `quarantined_to`).
+    Quarantined,
+    /// A new repository's configuration: the settings that name programs were removed, the
+    /// original moved to quarantine.
+    Sanitized,
+    /// Put back as it was at the session's start (a replaced symbolic link).
+    Restored,
+    /// Left in place and reported: it could not be moved (see the detail).
+    Reported,
+}
+
 impl MachineSandboxStatus {
     /// True when every check passed: sessions may start.
     pub fn ready(&self) -> bool {

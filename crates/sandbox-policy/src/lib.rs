@@ -7,6 +7,8 @@
 //!   [`NetworkAllowList::check_host`] and [`NetworkAllowList::check_ip`].
 //! - [`SandboxData`] is Paddock's data (`config/sandbox.toml`): network profiles, companion
 //!   hosts, known secrets, credential-share entries, baseline paths.
+//! - [`ProtectedList`] is the protected list (`config/protected.toml`): files the host runs
+//!   later, why, and what a repository created during a session may keep.
 //! - [`validate_policy`] and the other `check_*` functions mirror the gateway's rules.
 //!
 //! ```
@@ -29,8 +31,10 @@ mod allow_list;
 mod credentials;
 mod data;
 mod error;
+mod git_config;
 mod host;
 mod ip_class;
+mod protected;
 mod render;
 mod secrets;
 mod validate;
@@ -39,8 +43,12 @@ pub use allow_list::{AllowRule, Decision, Endpoint, NetworkAllowList, OPEN_RULE,
 pub use credentials::{CredentialEntry, HOME_PLACEHOLDER, KubeServers, kubeconfig_servers};
 pub use data::{Baseline, Companions, NetworkProfile, OpenAddresses, SandboxData};
 pub use error::PolicyError;
+pub use git_config::{ConfigJudgement, KeyPattern, setting_values};
 pub use host::{Cidr, DEFAULT_PORT, HostPattern, HostRule, NormalHost, Transport, normalize_host};
 pub use ip_class::{AddressClass, classify, unmap};
+pub use protected::{
+    NewRepositoryRules, ProtectedEntry, ProtectedList, ScanLimits, ends_in_git_dir,
+};
 pub use render::{
     ANY_BINARY, FolderSpec, LANDLOCK_MODE, MountDriver, Owner, RUNNER_SOCKET, RUNNER_SOCKET_DIR,
     RenderedSandbox, SessionSpec, any_binary, create_request_json, policy_yaml, render,
