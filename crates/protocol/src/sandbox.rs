@@ -275,6 +275,10 @@ pub struct MachineSandboxStatus {
     pub provider: ProviderKind,
     pub enforcement: EnforcementLevel,
     pub checks: Vec<StatusCheck>,
+    /// What every wall of this machine protects inside read-write folders (the protected
+    /// list, for the sandbox settings).
+    #[serde(default)]
+    pub protected_paths: Vec<ProtectedPath>,
 }
 
 /// Where a protected path is looked for.

@@ -49,27 +49,30 @@ impl SandboxProvider for DirectProvider {
 
     async fn status(&self) -> MachineSandboxStatus {
         let runner_ok = self.runner.is_file();
+        let mut checks = vec![
+            StatusCheck {
+                name: "tool-runner".into(),
+                ok: runner_ok,
+                detail: if runner_ok {
+                    format!("{} is present", self.runner.display())
+                } else {
+                    format!("{} does not exist", self.runner.display())
+                },
+                fix: (!runner_ok).then(|| "cargo xtask runner".into()),
+            },
+            StatusCheck {
+                name: "wall".into(),
+                ok: true,
+                detail: DIRECT_WARNING.into(),
+                fix: None,
+            },
+        ];
+        let protected_paths = crate::protected::listed(&mut checks);
         MachineSandboxStatus {
             provider: ProviderKind::Direct,
             enforcement: EnforcementLevel::None,
-            checks: vec![
-                StatusCheck {
-                    name: "tool-runner".into(),
-                    ok: runner_ok,
-                    detail: if runner_ok {
-                        format!("{} is present", self.runner.display())
-                    } else {
-                        format!("{} does not exist", self.runner.display())
-                    },
-                    fix: (!runner_ok).then(|| "cargo xtask runner".into()),
-                },
-                StatusCheck {
-                    name: "wall".into(),
-                    ok: true,
-                    detail: DIRECT_WARNING.into(),
-                    fix: None,
-                },
-            ],
+            checks,
+            protected_paths,
         }
     }
 

@@ -18,6 +18,7 @@ mod error;
 mod grant_pins;
 pub mod local;
 pub mod openshell;
+pub mod protected;
 pub mod runner_client;
 mod sandbox;
 mod sandbox_folder;

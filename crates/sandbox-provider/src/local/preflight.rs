@@ -213,11 +213,13 @@ pub fn run(probes: &dyn HostProbes, bwrap: &Path, runner: &Path, wall: &Path) ->
             Some(format!("build it: cargo build --release -p {name}")),
         ));
     }
+    let protected_paths = crate::protected::listed(&mut checks);
     Preflight {
         status: MachineSandboxStatus {
             provider: ProviderKind::Local,
             enforcement: EnforcementLevel::Local,
             checks,
+            protected_paths,
         },
         bwrap_version,
     }

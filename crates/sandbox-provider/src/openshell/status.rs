@@ -150,9 +150,12 @@ pub async fn check_all(config: &OpenShellConfig) -> Vec<StatusCheck> {
 }
 
 pub async fn machine_status(config: &OpenShellConfig) -> MachineSandboxStatus {
+    let mut checks = check_all(config).await;
+    let protected_paths = crate::protected::listed(&mut checks);
     MachineSandboxStatus {
         provider: ProviderKind::Openshell,
         enforcement: EnforcementLevel::Openshell,
-        checks: check_all(config).await,
+        checks,
+        protected_paths,
     }
 }
