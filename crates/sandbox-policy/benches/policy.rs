@@ -111,6 +111,7 @@ fn rendering(c: &mut Criterion) {
         driver: MountDriver::Docker,
         secrets: vec![data.known_secret("GITHUB_TOKEN").unwrap()],
         environment: BTreeMap::new(),
+        protected: Vec::new(),
     };
     let values = BTreeMap::from([("GITHUB_TOKEN".to_owned(), SecretValue::new("bench-value"))]);
     c.bench_function("render session (standard, ssh, one secret)", |b| {

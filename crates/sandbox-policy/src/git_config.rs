@@ -58,9 +58,7 @@ impl KeyPattern {
 }
 
 fn valid_name(name: &str) -> bool {
-    name.chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic())
+    name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
 }
 
@@ -173,7 +171,11 @@ fn value_of(line: &str) -> Option<String> {
             c => out.push(c),
         }
     }
-    Some(if quoted { out } else { out.trim_end().to_owned() })
+    Some(if quoted {
+        out
+    } else {
+        out.trim_end().to_owned()
+    })
 }
 
 /// Every value `text` gives the settings matching `name` (`core.hooksPath`,
@@ -240,9 +242,10 @@ pub fn judge(text: &str, allowed: &[KeyPattern]) -> ConfigJudgement {
                 }
                 None => {
                     section = None;
-                    judgement
-                        .removed
-                        .push(format!("line {}: a section header not understood", index + 1));
+                    judgement.removed.push(format!(
+                        "line {}: a section header not understood",
+                        index + 1
+                    ));
                 }
             }
             continue;
@@ -282,10 +285,15 @@ mod tests {
     use super::*;
 
     fn allowed() -> Vec<KeyPattern> {
-        ["core.bare", "core.filemode", "remote.*.url", "branch.main.merge"]
-            .iter()
-            .map(|k| KeyPattern::parse(k).unwrap())
-            .collect()
+        [
+            "core.bare",
+            "core.filemode",
+            "remote.*.url",
+            "branch.main.merge",
+        ]
+        .iter()
+        .map(|k| KeyPattern::parse(k).unwrap())
+        .collect()
     }
 
     #[test]
@@ -302,7 +310,12 @@ mod tests {
         let judged = judge(text, &allowed());
         assert_eq!(
             judged.removed,
-            ["core.fsmonitor", "core.hookspath", "alias.st", "include.path"]
+            [
+                "core.fsmonitor",
+                "core.hookspath",
+                "alias.st",
+                "include.path"
+            ]
         );
         assert_eq!(judged.kept, "[core]\n\tbare = false\n[alias]\n[include]\n");
     }

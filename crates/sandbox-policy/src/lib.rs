@@ -50,9 +50,9 @@ pub use protected::{
     NewRepositoryRules, ProtectedEntry, ProtectedList, ScanLimits, ends_in_git_dir,
 };
 pub use render::{
-    ANY_BINARY, FolderSpec, LANDLOCK_MODE, MountDriver, Owner, RUNNER_SOCKET, RUNNER_SOCKET_DIR,
-    RenderedSandbox, SessionSpec, any_binary, create_request_json, policy_yaml, render,
-    run_as_owner, runner_command, sandbox_name,
+    ANY_BINARY, FolderSpec, LANDLOCK_MODE, MountDriver, Owner, ProtectedMountSpec, RUNNER_SOCKET,
+    RUNNER_SOCKET_DIR, RenderedSandbox, SessionSpec, any_binary, create_request_json, policy_yaml,
+    render, run_as_owner, runner_command, sandbox_name,
 };
 pub use secrets::{PROVIDER_TYPE, ProviderRequest, SecretSpec, SecretValue};
 pub use validate::{

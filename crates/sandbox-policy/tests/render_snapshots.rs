@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 
 use protocol::{FolderAccess, NetworkProfileName};
 use sandbox_policy::{
-    CredentialEntry, FolderSpec, HostRule, MountDriver, Owner, RenderedSandbox, SandboxData,
-    SecretSpec, SecretValue, SessionSpec, render,
+    CredentialEntry, FolderSpec, HostRule, MountDriver, Owner, ProtectedMountSpec, RenderedSandbox,
+    SandboxData, SecretSpec, SecretValue, SessionSpec, render,
 };
 
 const DIGEST: &str = "4f5e6d7c8b9a0f1e2d3c4b5a69788796a5b4c3d2e1f00112233445566778899a";
@@ -63,6 +63,7 @@ fn base(network: NetworkProfileName) -> SessionSpec {
         driver: MountDriver::Docker,
         secrets: Vec::new(),
         environment: BTreeMap::new(),
+        protected: Vec::new(),
     }
 }
 
@@ -163,6 +164,16 @@ fn full_session(driver: MountDriver) -> SessionSpec {
         SecretSpec::new("SEARCH_API_KEY", &["api.search.example.com"]).unwrap(),
     ];
     spec.environment = BTreeMap::from([("RUST_BACKTRACE".to_owned(), "1".to_owned())]);
+    let mount = |path: &str, read_only| ProtectedMountSpec {
+        path: format!("/home/alice/project/{path}"),
+        read_only,
+    };
+    spec.protected = vec![
+        mount(".vscode", true),
+        mount(".git/hooks", true),
+        mount(".git", false),
+        mount(".git/config", true),
+    ];
     spec
 }
 

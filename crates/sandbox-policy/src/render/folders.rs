@@ -58,6 +58,8 @@ pub(crate) struct Layout {
     /// Landlock grants: the baseline, the folders, the runner, the socket folder, the home.
     pub read_only: Vec<String>,
     pub read_write: Vec<String>,
+    /// Protected mounts, checked to lie inside a read-write folder, parents first.
+    pub protected: Vec<(String, bool)>,
 }
 
 /// `true` when `inner` is `outer` or lies inside it (component-wise).
@@ -198,6 +200,25 @@ pub(crate) fn layout(data: &SandboxData, spec: &SessionSpec) -> Result<Layout, P
     read_write.extend(private_home.iter().cloned());
     dedup(&mut read_only);
     dedup(&mut read_write);
+    let mut protected = Vec::new();
+    for mount in &spec.protected {
+        let path = check_absolute_path("protected", &mount.path)?;
+        let inside = folders.iter().any(|(folder, access)| {
+            *access == FolderAccess::ReadWrite && is_within(&path, folder) && path != *folder
+        });
+        if !inside {
+            return Err(PolicyError::path(
+                "protected",
+                &path,
+                "is not inside a read-write folder of the session",
+            ));
+        }
+        if protected.iter().any(|(seen, _)| seen == &path) {
+            return Err(PolicyError::path("protected", &path, "is listed twice"));
+        }
+        protected.push((path, mount.read_only));
+    }
+    protected.sort_by_key(|(path, read_only)| (path.matches('/').count(), *read_only));
     Ok(Layout {
         folders,
         cwd,
@@ -206,6 +227,7 @@ pub(crate) fn layout(data: &SandboxData, spec: &SessionSpec) -> Result<Layout, P
         owner,
         read_only,
         read_write,
+        protected,
     })
 }
 

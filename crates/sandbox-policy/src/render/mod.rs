@@ -84,6 +84,17 @@ pub struct SessionSpec {
     pub secrets: Vec<SecretSpec>,
     /// Extra sandbox environment. Never secrets: those go in `secrets`.
     pub environment: BTreeMap<String, String>,
+    /// Mounts over the read-write folders for files the host runs later (found on the host by
+    /// the provider): protected paths read-only, git directories bound onto themselves.
+    pub protected: Vec<ProtectedMountSpec>,
+}
+
+/// A mount inside a read-write folder, at the same path on the host and inside.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProtectedMountSpec {
+    pub path: String,
+    /// `false`: the folder bound onto itself, still writable (so it cannot be renamed away).
+    pub read_only: bool,
 }
 
 /// What [`render`] produced.

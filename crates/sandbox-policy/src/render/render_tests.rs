@@ -34,6 +34,7 @@ fn spec() -> SessionSpec {
         driver: MountDriver::Docker,
         secrets: Vec::new(),
         environment: BTreeMap::new(),
+        protected: Vec::new(),
     }
 }
 
@@ -231,4 +232,31 @@ fn the_runner_command_serves_every_folder_with_its_access() {
             "/home/alice/project",
         ]
     );
+}
+
+#[test]
+fn protected_mounts_must_lie_inside_a_read_write_folder() {
+    let mount = |path: &str| ProtectedMountSpec {
+        path: path.into(),
+        read_only: true,
+    };
+    for (path, expected) in [
+        (
+            "/home/alice/ref-docs/.bashrc",
+            "not inside a read-write folder",
+        ),
+        ("/etc/passwd", "not inside a read-write folder"),
+        ("/home/alice/project", "not inside a read-write folder"),
+        ("relative/.bashrc", "absolute"),
+    ] {
+        let error = refusal(|spec| spec.protected = vec![mount(path)]);
+        assert!(error.contains(expected), "{path}: {error}");
+    }
+    let twice = refusal(|spec| {
+        spec.protected = vec![
+            mount("/home/alice/project/.bashrc"),
+            mount("/home/alice/project/.bashrc"),
+        ]
+    });
+    assert!(twice.contains("listed twice"), "{twice}");
 }

@@ -145,8 +145,9 @@ pub(crate) fn environment(
 }
 
 /// `{"<driver>": {"mounts": [...]}}`: every folder at its own path (read-only unless granted
-/// read-write), the runner's folder read-only, the private home read-write, and a tmpfs for
-/// the runner's socket.
+/// read-write), the protected paths inside the read-write ones (read-only; git directories
+/// bound onto themselves), the runner's folder read-only, the private home read-write, and a
+/// tmpfs for the runner's socket.
 pub(crate) fn driver_config(spec: &SessionSpec, layout: &Layout) -> serde_json::Value {
     let bind = |path: &str, read_only: bool| json!({"type": "bind", "source": path, "target": path, "read_only": read_only});
     let mut mounts: Vec<serde_json::Value> = layout
@@ -154,6 +155,14 @@ pub(crate) fn driver_config(spec: &SessionSpec, layout: &Layout) -> serde_json::
         .iter()
         .map(|(path, access)| bind(path, *access == FolderAccess::ReadOnly))
         .collect();
+    // Files the host runs later, inside the read-write folders (after them: docker mounts
+    // parents first).
+    mounts.extend(
+        layout
+            .protected
+            .iter()
+            .map(|(path, read_only)| bind(path, *read_only)),
+    );
     mounts.push(bind(&layout.runner_dir, true));
     if let Some(home) = &layout.private_home {
         mounts.push(bind(home, false));

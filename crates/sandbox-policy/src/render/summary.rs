@@ -50,6 +50,13 @@ pub(crate) fn write(
          image (read-only), its own temporary folder and Paddock's tool runner (read-only).",
         files.join(", and ")
     ));
+    let protected = layout.protected.iter().filter(|(_, ro)| *ro).count();
+    if protected > 0 {
+        sentences.push(format!(
+            "Inside its read-write folders, {protected} files and folders the host runs later \
+             (git configuration and hooks, shell and editor settings) are read-only."
+        ));
+    }
     if let Some(home) = &layout.private_home {
         let names: Vec<String> = spec.credentials.iter().map(|e| e.name.clone()).collect();
         sentences.push(format!(

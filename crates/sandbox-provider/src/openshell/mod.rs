@@ -303,6 +303,8 @@ impl OpenShellProvider {
             driver,
             secrets,
             environment: BTreeMap::new(),
+            // Mounted by the wall from the next change on.
+            protected: Vec::new(),
         };
         sandbox_policy::render(&self.config.data, &spec, &values).map_err(invalid)
     }
