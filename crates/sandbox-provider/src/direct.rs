@@ -32,12 +32,24 @@ const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Debug, Clone)]
 pub struct DirectProvider {
     runner: PathBuf,
+    quarantine_dir: PathBuf,
 }
 
 impl DirectProvider {
-    /// `runner` is the tool-runner executable to start.
+    /// `runner` is the tool-runner executable to start. Protected files a session plants go to
+    /// `paddock-quarantine` under the system's temporary folder unless
+    /// [`Self::with_quarantine`] says otherwise.
     pub fn new(runner: PathBuf) -> Self {
-        Self { runner }
+        Self {
+            runner,
+            quarantine_dir: std::env::temp_dir().join("paddock-quarantine"),
+        }
+    }
+
+    /// Where protected files a session planted are moved (one folder per session).
+    pub fn with_quarantine(mut self, dir: PathBuf) -> Self {
+        self.quarantine_dir = dir;
+        self
     }
 }
 
@@ -82,6 +94,8 @@ impl SandboxProvider for DirectProvider {
         progress: &(dyn Fn(String) + Send + Sync),
     ) -> Result<Arc<dyn Sandbox>, ProviderError> {
         spawn::check_folders(request)?;
+        // No wall mounts anything read-only here; sweeps still catch what a command plants.
+        let protected = crate::protected::start_for(request, &self.quarantine_dir, false).await?;
         progress(format!(
             "starting the tool-runner directly ({DIRECT_WARNING})"
         ));
@@ -114,6 +128,7 @@ impl SandboxProvider for DirectProvider {
             connection,
             attestation,
             child: Mutex::new(Some(child)),
+            protected,
         }))
     }
 }
@@ -168,6 +183,7 @@ struct DirectSandbox {
     connection: RunnerConnection,
     attestation: Attestation,
     child: Mutex<Option<Child>>,
+    protected: Arc<crate::protected::ProtectedFiles>,
 }
 
 #[async_trait]
@@ -178,6 +194,10 @@ impl Sandbox for DirectSandbox {
 
     fn attestation(&self) -> &Attestation {
         &self.attestation
+    }
+
+    fn protected(&self) -> Option<&Arc<crate::protected::ProtectedFiles>> {
+        Some(&self.protected)
     }
 
     async fn call(

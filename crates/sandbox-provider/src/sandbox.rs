@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use tool_protocol::{ToolRequest, ToolResult};
 
 use crate::error::ProviderError;
+use crate::protected::ProtectedFiles;
 use crate::runner_client::{CallError, OutputChunk};
 
 /// What one session asks of its sandbox. Machine-level settings (image, gateway, credential
@@ -142,5 +143,12 @@ pub trait Sandbox: Send + Sync {
         Err(ProviderError::Unsupported(
             "this wall drafts no network rules (only OpenShell's policy advisor does)".into(),
         ))
+    }
+
+    /// The session's protected files (what the wall mounts read-only, the sweeps that catch
+    /// what was created since, approved writes made on the host). `None` for a sandbox that
+    /// protects nothing (a test's).
+    fn protected(&self) -> Option<&Arc<ProtectedFiles>> {
+        None
     }
 }

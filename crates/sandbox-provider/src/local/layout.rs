@@ -24,6 +24,7 @@ use paddock_wall::pinned::FolderIdentity;
 use protocol::FolderAccess;
 
 use crate::local::identity::Identity;
+use crate::protected::ProtectedMount;
 use crate::sandbox::SandboxRequest;
 use crate::spawn::runner_args;
 
@@ -149,6 +150,8 @@ pub struct LayoutInput<'a> {
     pub credential_env: BTreeMap<String, String>,
     /// The wall's bridge token (hex), for the bridge's preambles.
     pub bridge_token: &'a str,
+    /// Files the host runs later, inside the read-write folders (parents first).
+    pub protected: &'a [ProtectedMount],
 }
 
 /// The environment of the sandbox's main process (and so of every command it runs).
@@ -269,6 +272,16 @@ pub fn render(input: &LayoutInput<'_>) -> std::io::Result<Rendered> {
     }
     for top in &skeletons {
         b.arg(&["--remount-ro", top]);
+    }
+    // Over them, what the host runs later: read-only (Landlock cannot take a right away from
+    // inside a read-write rule; the mount can), git directories bound onto themselves so
+    // they cannot be renamed away and replaced. The folder's rule covers both.
+    for mount in input.protected {
+        if mount.read_only {
+            b.ro_bind(&mount.path, &mount.path.display().to_string(), None);
+        } else {
+            b.bind(&mount.path, &mount.path.display().to_string(), None);
+        }
     }
     b.arg(&["--remount-ro", "/", "--chdir", &input.request.cwd]);
 

@@ -83,6 +83,7 @@ fn render_for(root: &Path, dirs: &HostDirs, request: &SandboxRequest) -> Rendere
         disable_userns: true,
         credential_env: BTreeMap::new(),
         bridge_token: "00112233445566778899aabbccddeeff",
+        protected: &[],
     })
     .unwrap()
 }

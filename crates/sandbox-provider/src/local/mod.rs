@@ -47,6 +47,7 @@ use crate::local::proxy::{
     raise_descriptor_limit,
 };
 use crate::local::resources::{CgroupSupport, LimitSettings, MachineSize, WallCgroup};
+use crate::protected::ProtectedFiles;
 use crate::runner_client::RunnerConnection;
 use crate::sandbox::{Sandbox, SandboxProvider, SandboxRequest};
 use crate::sandbox_folder::remove_sandbox_folder;
@@ -77,6 +78,9 @@ pub struct LocalConfig {
     pub bwrap: PathBuf,
     /// Where each wall's host folder is created (owner-only); must not lie inside a grant.
     pub state_dir: PathBuf,
+    /// Where protected files a session planted are moved (one folder per session); must not
+    /// lie inside a grant. Default: `quarantine` beside `state_dir`.
+    pub quarantine_dir: PathBuf,
     /// The user's real home: the source of credential entries, and absent inside.
     pub user_home: PathBuf,
     /// Credential-share entries this machine offers (each off unless a session enables it):
@@ -105,11 +109,15 @@ impl LocalConfig {
         user_home: PathBuf,
         policy: Arc<dyn PolicySource>,
     ) -> Self {
+        let quarantine_dir = state_dir
+            .parent()
+            .map_or_else(|| state_dir.join("quarantine"), |p| p.join("quarantine"));
         Self {
             runner,
             wall,
             bwrap: preflight::default_bwrap(),
             state_dir,
+            quarantine_dir,
             user_home,
             credentials: Vec::new(),
             policy,
@@ -207,12 +215,17 @@ impl LocalProvider {
                 sanitize(&request.session_id)
             )),
         };
+        let protected =
+            crate::protected::start_for(request, &self.config.quarantine_dir, true).await?;
+        progress(protected.summary());
         progress(format!(
             "building the local wall in {}",
             dirs.root.display()
         ));
         match self
-            .build(request, &pinned, &swept, &preflight, identity, &dirs)
+            .build(
+                request, &pinned, &swept, &preflight, identity, &dirs, protected,
+            )
             .await
         {
             Ok(sandbox) => Ok(sandbox),
@@ -291,6 +304,7 @@ impl LocalProvider {
         preflight: &Preflight,
         identity: Identity,
         dirs: &HostDirs,
+        protected: Arc<ProtectedFiles>,
     ) -> Result<Arc<LocalSandbox>, ProviderError> {
         let c = &self.config;
         let secret = self.prepare_dirs(dirs, &identity)?;
@@ -367,6 +381,7 @@ impl LocalProvider {
             disable_userns: preflight.disable_userns(),
             credential_env,
             bridge_token: bridge_token.as_hex(),
+            protected: &protected.mounts(),
         })
         .map_err(|e| ProviderError::io("reading the host's system folders", e))?;
         rendered.config.rlimits = resources.rlimits.clone();
@@ -534,6 +549,7 @@ impl LocalProvider {
             proxy_stats,
             stop_proxy,
             folders: request.folders.clone(),
+            protected,
         };
         let attested = canaries::attest(
             &sandbox.connection,

@@ -3,6 +3,7 @@
 //! close.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -15,6 +16,7 @@ use tool_protocol::ToolRequest;
 use crate::error::ProviderError;
 use crate::local::proxy::{DenialLog, ProxyStats};
 use crate::local::resources::WallCgroup;
+use crate::protected::ProtectedFiles;
 use crate::runner_client::{OutputChunk, RunnerConnection};
 use crate::sandbox::{Sandbox, ToolCallOutcome};
 use crate::sandbox_folder::remove_sandbox_folder;
@@ -38,6 +40,7 @@ pub struct LocalSandbox {
     pub(crate) stop_proxy: CancellationToken,
     /// The session's folders, swept for set-id files at close.
     pub(crate) folders: Vec<protocol::FolderGrant>,
+    pub(crate) protected: Arc<ProtectedFiles>,
 }
 
 impl std::fmt::Debug for LocalSandbox {
@@ -132,6 +135,10 @@ impl Sandbox for LocalSandbox {
 
     fn attestation(&self) -> &Attestation {
         &self.attestation
+    }
+
+    fn protected(&self) -> Option<&Arc<ProtectedFiles>> {
+        Some(&self.protected)
     }
 
     async fn call(

@@ -30,14 +30,15 @@ use futures::StreamExt;
 use openshell_proto::v1::{SandboxPhase, ServiceStatus};
 use protocol::{MachineSandboxStatus, ProviderKind};
 use sandbox_policy::{
-    CredentialEntry, FolderSpec, HostRule, MountDriver, Owner, RUNNER_SOCKET, SandboxData,
-    SecretSpec, SecretValue, SessionSpec,
+    CredentialEntry, FolderSpec, HostRule, MountDriver, Owner, ProtectedMountSpec, RUNNER_SOCKET,
+    SandboxData, SecretSpec, SecretValue, SessionSpec,
 };
 
 use crate::attestation::config_hash;
 use crate::credentials;
 use crate::error::ProviderError;
 use crate::grant_pins::pin_grants;
+use crate::protected::ProtectedMount;
 use crate::sandbox::{Sandbox, SandboxProvider, SandboxRequest};
 use crate::spawn;
 use paddock_wall::pinned::FolderIdentity;
@@ -79,6 +80,9 @@ pub struct OpenShellConfig {
     pub runner_dir: PathBuf,
     /// A host folder of Paddock's own, outside every grant (the attestation's sentinel).
     pub state_dir: PathBuf,
+    /// Where protected files a session planted are moved (one folder per session), outside
+    /// every grant. Default: `quarantine` beside `state_dir`.
+    pub quarantine_dir: PathBuf,
     /// The user's home, which must be absent inside.
     pub user_home: PathBuf,
     pub data: SandboxData,
@@ -99,12 +103,16 @@ impl OpenShellConfig {
         state_dir: PathBuf,
         user_home: PathBuf,
     ) -> Result<Self, ProviderError> {
+        let quarantine_dir = state_dir
+            .parent()
+            .map_or_else(|| state_dir.join("quarantine"), |p| p.join("quarantine"));
         Ok(Self {
             environment: HostEnvironment::from_process(),
             machine_id: machine_id.into(),
             image: image.into(),
             runner_dir,
             state_dir,
+            quarantine_dir,
             user_home,
             data: SandboxData::builtin()
                 .map_err(|e| ProviderError::InvalidRequest(e.to_string()))?,
@@ -113,6 +121,15 @@ impl OpenShellConfig {
             keep: false,
         })
     }
+}
+
+/// What a session's render needs besides the request, found by the provider on the host.
+struct Parts<'a> {
+    driver: MountDriver,
+    folders: Vec<FolderSpec>,
+    entries: &'a [CredentialEntry],
+    private_home: Option<&'a Path>,
+    protected: &'a [ProtectedMount],
 }
 
 /// Per-session choices beyond the [`SandboxRequest`].
@@ -263,11 +280,15 @@ impl OpenShellProvider {
         &self,
         request: &SandboxRequest,
         options: &SessionOptions,
-        driver: MountDriver,
-        folders: Vec<FolderSpec>,
-        entries: &[CredentialEntry],
-        private_home: Option<&Path>,
+        parts: Parts<'_>,
     ) -> Result<sandbox_policy::RenderedSandbox, ProviderError> {
+        let Parts {
+            driver,
+            folders,
+            entries,
+            private_home,
+            protected,
+        } = parts;
         let invalid = |e: sandbox_policy::PolicyError| ProviderError::InvalidRequest(e.to_string());
         let extra_hosts = request
             .extra_hosts
@@ -303,8 +324,13 @@ impl OpenShellProvider {
             driver,
             secrets,
             environment: BTreeMap::new(),
-            // Mounted by the wall from the next change on.
-            protected: Vec::new(),
+            protected: protected
+                .iter()
+                .map(|m| ProtectedMountSpec {
+                    path: m.path.display().to_string(),
+                    read_only: m.read_only,
+                })
+                .collect(),
         };
         sandbox_policy::render(&self.config.data, &spec, &values).map_err(invalid)
     }
@@ -344,13 +370,19 @@ impl OpenShellProvider {
             private_home::check_location(&path, request)?;
             Some(path)
         };
+        let protected =
+            crate::protected::start_for(request, &self.config.quarantine_dir, true).await?;
+        progress(protected.summary());
         let rendered = self.render(
             request,
             options,
-            driver,
-            folders.clone(),
-            &entries,
-            home_path.as_deref(),
+            Parts {
+                driver,
+                folders: folders.clone(),
+                entries: &entries,
+                private_home: home_path.as_deref(),
+                protected: &protected.mounts(),
+            },
         )?;
         let name = rendered.name.clone();
         let hash = config_hash(&[
@@ -500,6 +532,7 @@ impl OpenShellProvider {
             reported: Default::default(),
             closed: AtomicBool::new(false),
             private_home: std::sync::Mutex::new(home),
+            protected,
         });
         sandbox.mark_log_seen().await;
         Ok(sandbox)

@@ -131,6 +131,7 @@ pub struct OpenShellSandbox {
     pub(crate) keep: bool,
     pub(crate) connection: tokio::sync::Mutex<Option<Arc<RunnerConnection>>>,
     pub(crate) reported: Mutex<HashSet<(i64, String)>>,
+    pub(crate) protected: Arc<crate::protected::ProtectedFiles>,
     pub(crate) closed: AtomicBool,
     /// The copies of the enabled credential entries (removed with the sandbox).
     pub(crate) private_home: Mutex<Option<PrivateHome>>,
@@ -394,6 +395,10 @@ impl Sandbox for OpenShellSandbox {
 
     fn attestation(&self) -> &Attestation {
         &self.attestation
+    }
+
+    fn protected(&self) -> Option<&Arc<crate::protected::ProtectedFiles>> {
+        Some(&self.protected)
     }
 
     async fn call(

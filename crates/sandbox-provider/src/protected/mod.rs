@@ -76,6 +76,52 @@ pub fn listed(checks: &mut Vec<StatusCheck>) -> Vec<ProtectedPath> {
     }
 }
 
+/// Loads the protected list and walks the request's read-write grants (on a blocking thread);
+/// sweeps quarantine into `<quarantine_root>/<session>`.
+pub async fn start_for(
+    request: &SandboxRequest,
+    quarantine_root: &Path,
+    walled: bool,
+) -> Result<Arc<ProtectedFiles>, crate::ProviderError> {
+    let list = ProtectedList::builtin().map_err(|e| crate::ProviderError::Unavailable {
+        reason: format!("the protected list does not load: {e}"),
+    })?;
+    if let Some(folder) = request.folders.iter().find(|f| {
+        f.access == FolderAccess::ReadWrite && quarantine_root.starts_with(Path::new(&f.path))
+    }) {
+        return Err(crate::ProviderError::InvalidRequest(format!(
+            "{}: this folder holds Paddock's quarantine ({}); grant a folder inside it instead",
+            folder.path,
+            quarantine_root.display()
+        )));
+    }
+    let session: String = request
+        .session_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let quarantine = quarantine_root.join(session);
+    let request = request.clone();
+    tokio::task::spawn_blocking(move || {
+        Arc::new(ProtectedFiles::start(
+            Arc::new(list),
+            &request,
+            quarantine,
+            walled,
+        ))
+    })
+    .await
+    .map_err(|e| crate::ProviderError::Unavailable {
+        reason: format!("looking for protected files failed: {e}"),
+    })
+}
+
 struct State {
     baseline: Snapshot,
     watcher: Option<Watcher>,

@@ -213,6 +213,7 @@ impl Harness {
             image: IMAGE.into(),
             runner_dir: runner.parent().unwrap().to_path_buf(),
             state_dir: self.state.clone(),
+            quarantine_dir: self.state_root.path().join("quarantine"),
             user_home: self.home.clone(),
             data: SandboxData::builtin().unwrap(),
             ready_timeout: Duration::from_secs(30),

@@ -31,7 +31,7 @@ use tokio_stream::wrappers::TcpListenerStream;
 use tokio_util::sync::CancellationToken;
 use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
 
-pub use launch::shell_quote;
+pub use launch::{Mount, shell_quote};
 pub use pki::{Registration, TestPki, register_gateway};
 
 use service::DoubleService;
@@ -264,6 +264,16 @@ impl GatewayDouble {
             .sandboxes
             .get(name)
             .map(|r| r.labels.clone())
+    }
+
+    /// The mounts a sandbox was created with (its `driver_config`, as validated).
+    pub fn mounts(&self, name: &str) -> Vec<Mount> {
+        self.state
+            .lock()
+            .sandboxes
+            .get(name)
+            .and_then(|r| r.layout.as_ref().map(|l| l.mounts.clone()))
+            .unwrap_or_default()
     }
 
     /// A sandbox's log lines.

@@ -133,7 +133,8 @@ fn mounts_of(
                     .ok_or_else(|| {
                         Status::invalid_argument("a bind mount needs an absolute source")
                     })?;
-                if !std::path::Path::new(&source).is_dir() {
+                // Docker binds a file as well as a folder; the source must exist.
+                if std::fs::symlink_metadata(&source).is_err() {
                     return Err(Status::invalid_argument(format!(
                         "bind mount source {source} does not exist on the gateway's host"
                     )));
