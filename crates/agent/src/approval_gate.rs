@@ -4,8 +4,8 @@
 use std::collections::BTreeSet;
 
 use approvals::{
-    Access, ApprovalPolicy, DecisionOutcome, Grant, Grants, RuleSet, StandingApprovals,
-    ToolCallView, UserDecision, Verdict,
+    Access, ApprovalPolicy, DecisionOutcome, Grant, Grants, ProtectedPaths, RuleSet,
+    StandingApprovals, ToolCallView, UserDecision, Verdict,
 };
 use protocol::{
     ApprovalDecision, ApprovalScope, DecidedBy, EnforcementLevel, FolderAccess, SessionSettings,
@@ -74,6 +74,10 @@ pub(crate) struct Gate {
     cwd: String,
     enforcement: EnforcementLevel,
     downloaded: BTreeSet<String>,
+    /// The session's written files and the protected list: kept by the session from the next
+    /// change on; empty until then.
+    written: BTreeSet<String>,
+    protected: ProtectedPaths,
 }
 
 impl Gate {
@@ -103,6 +107,8 @@ impl Gate {
             cwd: session_cwd(settings),
             enforcement,
             downloaded: downloaded.clone(),
+            written: BTreeSet::new(),
+            protected: ProtectedPaths::default(),
         })
     }
 
@@ -113,6 +119,8 @@ impl Gate {
             cwd: &self.cwd,
             enforcement: self.enforcement,
             recently_downloaded: &self.downloaded,
+            written: &self.written,
+            protected: &self.protected,
         }
     }
 

@@ -9,6 +9,7 @@ use crate::analysis::{Analysis, analyze, is_safe_env};
 use crate::canonical::call_key;
 use crate::error::ApprovalError;
 use crate::paths::resolve;
+use crate::protected::ProtectedPaths;
 use crate::shell::{self, ParseError};
 
 /// What the policy is asked about: one tool call, borrowed from the caller.
@@ -26,6 +27,12 @@ pub struct ToolCallView<'a> {
     /// (see [`crate::downloads_of`]); running one of them, or a file under one of them (a
     /// cloned repository's folder), is a safety check.
     pub recently_downloaded: &'a BTreeSet<String>,
+    /// Absolute paths written in this session by the file tools or by an earlier command's
+    /// redirections (see [`crate::writes_of`]); running one is not understood (what it does
+    /// was never checked), so `auto-in-sandbox` asks.
+    pub written: &'a BTreeSet<String>,
+    /// The protected list (files the host runs later): writing one is a safety check.
+    pub protected: &'a ProtectedPaths,
 }
 
 /// How a tool touches the world.

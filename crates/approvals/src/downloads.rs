@@ -49,6 +49,40 @@ pub fn downloads_of(command: &str, cwd: &str) -> Vec<String> {
     }
 }
 
+/// The absolute paths `command` writes by redirection or `tee` when run in `cwd` (known
+/// before it runs; `/dev/*` left out). The caller keeps them with what the file tools wrote,
+/// so running one later is known to run something written in the session.
+pub fn writes_of(command: &str, cwd: &str) -> Vec<String> {
+    if !cwd.starts_with('/') {
+        return Vec::new();
+    }
+    let cwd = normalize(cwd);
+    let Ok(script) = shell::parse(command) else {
+        return Vec::new();
+    };
+    let analysis = analyze(&script, &cwd);
+    let mut paths: BTreeSet<String> = analysis
+        .writes
+        .iter()
+        .flat_map(|w| w.resolved.iter().chain(&w.candidates))
+        .filter(|p| !p.starts_with("/dev/"))
+        .cloned()
+        .collect();
+    for unit in analysis
+        .units
+        .iter()
+        .filter(|u| u.program_name() == Some("tee"))
+    {
+        for arg in unit.argv[1..]
+            .iter()
+            .filter(|a| a.text.as_deref().is_none_or(|t| !t.starts_with('-')))
+        {
+            paths.extend(analysis.resolve_all(&cwd, arg));
+        }
+    }
+    paths.into_iter().collect()
+}
+
 struct Collector<'a> {
     analysis: &'a Analysis,
     cwd: &'a str,

@@ -135,3 +135,21 @@ fn a_folder_covers_what_is_under_it_and_nothing_beside_it() {
     assert!(!covers("/p/tool", "/p/toolbox"));
     assert!(!covers("/", "/p/x"), "the root is never a download");
 }
+
+#[test]
+fn writes_are_the_redirections_and_tee_files_a_command_names() {
+    assert_eq!(
+        writes_of(
+            "printf 'x' > s.sh && echo y >> /p/sub/b.sh 2>/dev/null",
+            "/p"
+        ),
+        ["/p/s.sh", "/p/sub/b.sh"]
+    );
+    assert_eq!(
+        writes_of("d=tools; echo x | tee -a $d/run.sh", "/p"),
+        ["/p/tools/run.sh"]
+    );
+    assert!(writes_of("echo x > \"$OUT\"", "/p").is_empty());
+    assert!(writes_of("echo 'unterminated", "/p").is_empty());
+    assert!(writes_of("echo x > a", "relative").is_empty());
+}

@@ -24,6 +24,7 @@ use crate::safety::{self, SafetyCheck};
 use crate::standing::{
     ApprovalGrant, ApprovalScope, StandingApproval, StandingApprovals, derive_prefix,
 };
+use crate::understood;
 
 /// Who or what made a decision (recorded in the audit trail).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -228,9 +229,12 @@ impl ApprovalPolicy {
                 };
             }
         };
-        if let Some(check) =
-            safety::check_command(analysis, &command.cwd, call.view.recently_downloaded)
-        {
+        if let Some(check) = safety::check_command(
+            analysis,
+            &command.cwd,
+            call.view.recently_downloaded,
+            call.view.protected,
+        ) {
             return Verdict::Ask {
                 reason: format!("safety check: {}", check.detail),
                 safety_check: Some(check),
@@ -302,7 +306,8 @@ impl ApprovalPolicy {
                 };
             }
         }
-        self.by_mode(call, &why_not)
+        let not_understood = understood::not_understood(analysis, &command.cwd, call.view.written);
+        self.by_mode(call, &why_not, &not_understood)
     }
 
     fn evaluate_tool(&self, call: &Call<'_>, standing: &StandingApprovals) -> Verdict {
@@ -311,7 +316,7 @@ impl ApprovalPolicy {
             && let Some(check) = call
                 .path
                 .as_deref()
-                .and_then(|p| safety::check_path(tool, p))
+                .and_then(|p| safety::check_path(tool, p, call.view.protected))
         {
             return Verdict::Ask {
                 reason: format!("safety check: {}", check.detail),
@@ -372,12 +377,29 @@ impl ApprovalPolicy {
                 decided_by: DecidedBy::Mode { mode: self.mode },
             };
         }
-        self.by_mode(call, &why_not)
+        self.by_mode(call, &why_not, &[])
     }
 
-    /// The mode's decision for a call no rule or approval settled.
-    fn by_mode(&self, call: &Call<'_>, why_not: &str) -> Verdict {
+    /// The mode's decision for a call no rule or approval settled. `not_understood`: why a
+    /// command cannot be checked (then `auto-in-sandbox` asks rather than trusting the wall).
+    fn by_mode(&self, call: &Call<'_>, why_not: &str, not_understood: &[String]) -> Verdict {
         let enforcement = call.view.enforcement;
+        if self.mode == ApprovalMode::AutoInSandbox
+            && enforcement.is_walled()
+            && let Some(first) = not_understood.first()
+        {
+            return Verdict::Ask {
+                reason: format!(
+                    "auto-in-sandbox asks about what it cannot check: {first}{}",
+                    if not_understood.len() > 1 {
+                        format!(" (and {} more)", not_understood.len() - 1)
+                    } else {
+                        String::new()
+                    }
+                ),
+                safety_check: None,
+            };
+        }
         if self.mode == ApprovalMode::AutoInSandbox && enforcement.is_walled() {
             return Verdict::Allow {
                 reason: format!(
@@ -424,9 +446,12 @@ impl ApprovalPolicy {
                     .parsed
                     .as_ref()
                     .map_err(|e| none(format!("the command could not be parsed: {e}")))?;
-                if let Some(check) =
-                    safety::check_command(analysis, &command.cwd, view.recently_downloaded)
-                {
+                if let Some(check) = safety::check_command(
+                    analysis,
+                    &command.cwd,
+                    view.recently_downloaded,
+                    view.protected,
+                ) {
                     return Err(none(format!("safety check: {}", check.detail)));
                 }
                 if let Some(rule) = self
@@ -466,7 +491,7 @@ impl ApprovalPolicy {
                     .then(|| {
                         call.path
                             .as_deref()
-                            .and_then(|p| safety::check_path(view.tool, p))
+                            .and_then(|p| safety::check_path(view.tool, p, view.protected))
                     })
                     .flatten()
                 {

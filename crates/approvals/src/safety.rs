@@ -1,14 +1,18 @@
 //! Safety checks: calls that always ask (except in `bypass`), whatever the rules and the
-//! standing approvals say: edits to git hooks and config, CI files and Paddock's own config,
-//! and running a file that was just downloaded or just made executable.
+//! standing approvals say: writes to files the host runs later (the protected list: git
+//! hooks and config, shell dotfiles, editor and agent settings), `git config` changes and
+//! repositories made from a template, CI files and Paddock's own config, and running a file
+//! that was just downloaded or just made executable.
 
 use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::{Analysis, Unit};
+use crate::analysis::{Analysis, Arg, Unit};
 use crate::downloads::{covers, downloads};
-use crate::paths::normalize;
+use crate::git;
+use crate::paths::{normalize, resolve};
+use crate::protected::{HOME_MARK, ProtectedPaths};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -26,6 +30,9 @@ pub enum SafetyCheckKind {
     RunsDownloadedFile,
     /// Running a file this command just made executable.
     RunsNewExecutable,
+    /// A file the host runs later (the protected list: shell dotfiles, editor and agent
+    /// settings, git's files in every repository): read-only inside the sandbox.
+    ProtectedPath,
 }
 
 /// Why a call asks regardless of rules and standing approvals.
@@ -74,8 +81,44 @@ pub fn protected_path(path: &str) -> Option<SafetyCheckKind> {
     None
 }
 
-/// Programs that only read the paths they are given.
+/// Programs that only read the paths they are given (or take no paths).
 const READS_ONLY: &[&str] = &[
+    "true",
+    "false",
+    ":",
+    "sleep",
+    "date",
+    "seq",
+    "expr",
+    "pwd",
+    "whoami",
+    "id",
+    "uname",
+    "env",
+    "printenv",
+    "which",
+    "type",
+    "export",
+    "local",
+    "declare",
+    "typeset",
+    "readonly",
+    "read",
+    "set",
+    "unset",
+    "shift",
+    "exit",
+    "return",
+    "cd",
+    "pushd",
+    "popd",
+    "cut",
+    "tr",
+    "column",
+    "nl",
+    "fold",
+    "basenc",
+    "base64",
     "cat",
     "less",
     "more",
@@ -104,7 +147,6 @@ const READS_ONLY: &[&str] = &[
     "basename",
     "dirname",
     "jq",
-    "tree",
     "du",
     "od",
     "hexdump",
@@ -142,12 +184,59 @@ const GIT_CONFIG_READS: &[&str] = &[
     "list",
 ];
 
-/// The safety check a file tool trips by writing `path` (normalised, absolute).
-pub fn check_path(tool: &str, path: &str) -> Option<SafetyCheck> {
-    protected_path(path).map(|kind| SafetyCheck {
-        kind,
-        detail: format!("`{tool}` writes `{path}`"),
+/// Whether a program only reads the paths it is given.
+pub(crate) fn reads_only(name: &str) -> bool {
+    READS_ONLY.contains(&name)
+}
+
+/// Whether a unit's arguments may be paths it writes (false for read-only programs and git's
+/// reading subcommands).
+pub(crate) fn may_write_args(unit: &Unit) -> bool {
+    match unit.program_name() {
+        None => true,
+        Some("git") => {
+            let call = git::read(unit);
+            !call.name(unit).is_some_and(|s| GIT_READS.contains(&s))
+        }
+        Some(name) => !reads_only(name),
+    }
+}
+
+/// The check a write of `path` trips: the approvals' own list (hooks, CI, Paddock's config),
+/// then the protected list.
+fn check_written(path: &str, protected: &ProtectedPaths, what: &str) -> Option<SafetyCheck> {
+    if let Some(kind) = protected_path(path) {
+        return Some(SafetyCheck {
+            kind,
+            detail: format!("{what} `{}`", shown_path(path)),
+        });
+    }
+    protected.why(path).map(|why| SafetyCheck {
+        kind: SafetyCheckKind::ProtectedPath,
+        detail: format!(
+            "{what} `{}`, a file the host runs later: {why}",
+            shown_path(path)
+        ),
     })
+}
+
+/// A path as people read it (`~/x` for the home marker).
+fn shown_path(path: &str) -> String {
+    match path.strip_prefix(HOME_MARK) {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("~{rest}"),
+        _ => path.to_owned(),
+    }
+}
+
+/// The safety check a file tool trips by writing `path` (normalised, absolute).
+pub fn check_path(tool: &str, path: &str, protected: &ProtectedPaths) -> Option<SafetyCheck> {
+    let mut check = check_written(path, protected, &format!("`{tool}` writes"))?;
+    if check.kind == SafetyCheckKind::ProtectedPath {
+        check.detail.push_str(
+            ". It is read-only inside the sandbox; approved, Paddock writes it outside the sandbox",
+        );
+    }
+    Some(check)
 }
 
 /// The first safety check a shell command trips.
@@ -155,62 +244,166 @@ pub fn check_command(
     analysis: &Analysis,
     cwd: &str,
     recently_downloaded: &BTreeSet<String>,
+    protected: &ProtectedPaths,
 ) -> Option<SafetyCheck> {
     for write in &analysis.writes {
-        let shown = write.resolved.as_deref().unwrap_or(&write.display);
-        if let Some(kind) = protected_path(shown) {
-            return Some(SafetyCheck {
-                kind,
-                detail: format!("the command writes `{shown}`"),
-            });
+        let paths = match &write.resolved {
+            Some(path) => vec![path.clone()],
+            None if !write.candidates.is_empty() => write.candidates.clone(),
+            None => vec![write.display.clone()],
+        };
+        for path in paths {
+            if let Some(check) = check_written(&path, protected, "the command writes") {
+                return Some(check);
+            }
         }
     }
     for unit in &analysis.units {
-        if let Some(check) = check_unit_paths(analysis, cwd, unit) {
+        if let Some(check) = check_unit_paths(analysis, cwd, unit, protected) {
+            return Some(check);
+        }
+        if let Some(check) = check_inline_code(unit, cwd, protected) {
             return Some(check);
         }
     }
     check_runs_downloaded(analysis, cwd, recently_downloaded)
 }
 
-fn unit_text(unit: &Unit) -> String {
+pub(crate) fn unit_text(unit: &Unit) -> String {
     let shown: Vec<&str> = unit.argv.iter().map(|a| a.display.as_str()).collect();
     shown.join(" ")
 }
 
-fn check_unit_paths(analysis: &Analysis, cwd: &str, unit: &Unit) -> Option<SafetyCheck> {
-    let name = unit.program_name()?;
-    let sub = unit.argv.get(1).and_then(|a| a.text.as_deref());
-    if name == "git" && sub == Some("config") {
-        let reads = unit.argv[2..]
-            .iter()
-            .filter_map(|a| a.text.as_deref())
-            .any(|a| GIT_CONFIG_READS.contains(&a));
-        if !reads {
-            return Some(SafetyCheck {
-                kind: SafetyCheckKind::GitConfig,
-                detail: format!("`{}` changes git's configuration", unit_text(unit)),
+/// The paths an argument may name, resolved against `cwd` (its variables' every value;
+/// the value of `--option=value` too); the text as written when it cannot be resolved.
+fn arg_paths(analysis: &Analysis, cwd: &str, arg: &Arg) -> Vec<String> {
+    let texts: Vec<String> = arg.text.iter().chain(&arg.candidates).cloned().collect();
+    let option = texts.iter().any(|t| t.starts_with('-'));
+    let mut forms: Vec<String> = Vec::new();
+    for text in &texts {
+        if let Some((_, value)) = text.split_once('=') {
+            forms.push(match value.strip_prefix('~') {
+                Some(rest) => normalize(&format!("{HOME_MARK}{rest}")),
+                None if value.starts_with('/') => normalize(value),
+                None => resolve(cwd, value),
             });
         }
-        return None;
     }
-    if READS_ONLY.contains(&name) || (name == "git" && sub.is_some_and(|s| GIT_READS.contains(&s)))
-    {
-        return None;
+    if !option {
+        let resolved = analysis.resolve_all(cwd, arg);
+        if resolved.is_empty() {
+            // Known only as written (after `cd`, or a variable): checked as written.
+            forms.extend(texts.iter().cloned());
+            if texts.is_empty() {
+                forms.push(arg.display.clone());
+            }
+        }
+        forms.extend(resolved);
     }
-    for arg in &unit.argv[1..] {
-        let shown = analysis
-            .resolve_arg(cwd, arg)
-            .unwrap_or_else(|| arg.display.clone());
-        // `--output=.git/hooks/x`: the value of an option is a path too.
-        let value = shown.split_once('=').map_or(shown.as_str(), |(_, v)| v);
-        for candidate in [shown.as_str(), value] {
-            if let Some(kind) = protected_path(candidate) {
+    forms
+}
+
+fn check_unit_paths(
+    analysis: &Analysis,
+    cwd: &str,
+    unit: &Unit,
+    protected: &ProtectedPaths,
+) -> Option<SafetyCheck> {
+    let name = unit.program_name()?;
+    let mut folder = cwd.to_owned();
+    let mut args = &unit.argv[1..];
+    if name == "git" {
+        let call = git::read(unit);
+        let sub = call.name(unit);
+        if sub == Some("config") {
+            let reads = call
+                .args(unit)
+                .iter()
+                .filter_map(|a| a.text.as_deref())
+                .any(|a| GIT_CONFIG_READS.contains(&a));
+            if !reads {
                 return Some(SafetyCheck {
-                    kind,
-                    detail: format!("`{}` touches `{candidate}`", unit_text(unit)),
+                    kind: SafetyCheckKind::GitConfig,
+                    detail: format!("`{}` changes git's configuration", unit_text(unit)),
                 });
             }
+            return None;
+        }
+        if call.uses_template(unit) {
+            return Some(SafetyCheck {
+                kind: SafetyCheckKind::GitHooks,
+                detail: format!(
+                    "`{}` makes a repository from a template, which copies the template's hooks in",
+                    unit_text(unit)
+                ),
+            });
+        }
+        if call.clone_sets_config(unit) {
+            return Some(SafetyCheck {
+                kind: SafetyCheckKind::GitConfig,
+                detail: format!(
+                    "`{}` writes settings into the configuration of the repository it makes",
+                    unit_text(unit)
+                ),
+            });
+        }
+        if sub.is_some_and(|s| GIT_READS.contains(&s)) {
+            return None;
+        }
+        folder = call.folder(analysis, cwd).unwrap_or(folder);
+        args = call.args(unit);
+    } else if reads_only(name) {
+        return None;
+    }
+    for arg in args {
+        for candidate in arg_paths(analysis, &folder, arg) {
+            let what = format!("`{}` touches", unit_text(unit));
+            if let Some(check) = check_written(&candidate, protected, &what) {
+                return Some(check);
+            }
+        }
+    }
+    None
+}
+
+/// Settings and names that, in code given to an interpreter, point at what the host runs.
+const CODE_WORDS: &[&str] = &["core.hookspath", "core.fsmonitor", "hookspath", "fsmonitor"];
+
+/// Code given inline (`python3 -c`, `perl -e`, a here-document) is not parsed, but the paths
+/// it spells out are checked: a quoted `.git/hooks/x`, `~/.bashrc`, `core.hooksPath`.
+fn check_inline_code(unit: &Unit, cwd: &str, protected: &ProtectedPaths) -> Option<SafetyCheck> {
+    for code in &unit.inline_code {
+        let tokens: Vec<&str> = code
+            .split(|c: char| !(c.is_ascii_alphanumeric() || "._/~-".contains(c)))
+            .filter(|t| !t.is_empty())
+            .collect();
+        let program = unit.program_name().unwrap_or("the interpreter");
+        for token in &tokens {
+            if CODE_WORDS.contains(&token.to_ascii_lowercase().as_str()) {
+                return Some(SafetyCheck {
+                    kind: SafetyCheckKind::GitConfig,
+                    detail: format!("the code `{program}` runs names `{token}`"),
+                });
+            }
+            let path = match token.strip_prefix('~') {
+                Some(rest) => normalize(&format!("{HOME_MARK}{rest}")),
+                None => resolve(cwd, token),
+            };
+            if let Some(check) = check_written(
+                &path,
+                protected,
+                &format!("the code `{program}` runs names"),
+            ) {
+                return Some(check);
+            }
+        }
+        // `os.path.join(".git", "hooks", …)`: the names apart.
+        let has = |name: &str| tokens.iter().any(|t| t.eq_ignore_ascii_case(name));
+        if has(".git") && (has("hooks") || has("config") || has("info")) {
+            return Some(SafetyCheck {
+                kind: SafetyCheckKind::GitHooks,
+                detail: format!("the code `{program}` runs names `.git` and its hooks or config"),
+            });
         }
     }
     None

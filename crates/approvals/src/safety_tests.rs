@@ -4,13 +4,20 @@ use pretty_assertions::assert_eq;
 
 use super::*;
 use crate::analysis::analyze;
+use crate::protected::ProtectedPaths;
 use crate::shell;
 
 fn check(source: &str, downloaded: &[&str]) -> Option<SafetyCheckKind> {
     let script = shell::parse(source).unwrap_or_else(|e| panic!("{source}: {e}"));
     let analysis = analyze(&script, "/p");
     let recent: BTreeSet<String> = downloaded.iter().map(|s| s.to_string()).collect();
-    check_command(&analysis, "/p", &recent).map(|c| c.kind)
+    check_command(&analysis, "/p", &recent, &protected()).map(|c| c.kind)
+}
+
+/// The shipped protected list, as the agent passes it.
+fn protected() -> ProtectedPaths {
+    let list = sandbox_policy::ProtectedList::builtin().unwrap();
+    ProtectedPaths::new(list.globs(), Vec::new())
 }
 
 #[test]

@@ -18,7 +18,34 @@ pub(crate) struct Resolved {
     pub command_strings: Vec<String>,
     /// Commands run by `find -exec`/`-ok`.
     pub exec_argvs: Vec<Vec<Arg>>,
+    /// Why what runs cannot be checked (inline code, a string known only at run time, a
+    /// wrapper not looked through).
+    pub opaque: Vec<String>,
+    /// Code an interpreter runs, given inline (`python3 -c CODE`).
+    pub inline_code: Vec<String>,
+    /// The shell or interpreter reads its program from standard input.
+    pub stdin_program: bool,
 }
+
+/// Programs that run a command given to them but are not looked through.
+const UNFOLLOWED: &[&str] = &[
+    "su",
+    "watch",
+    "strace",
+    "ltrace",
+    "chroot",
+    "unshare",
+    "nsenter",
+    "parallel",
+    "script",
+    "unbuffer",
+    "firejail",
+    "bwrap",
+    "systemd-run",
+    "runuser",
+    "chrt",
+    "taskset",
+];
 
 /// Shells: `-c STRING` runs a string; no script argument runs what arrives on stdin.
 pub const SHELLS: &[&str] = &[
@@ -126,9 +153,9 @@ pub(crate) fn look_through(argv: &[Arg]) -> Resolved {
     let mut start = 0;
     while let Some(first) = argv.get(start) {
         let Some(program) = first.text.as_deref() else {
-            resolved
-                .never_allow
-                .push("the program's name is only known when the command runs".to_string());
+            let reason = "the program's name is only known when the command runs".to_string();
+            resolved.never_allow.push(reason.clone());
+            resolved.opaque.push(reason);
             break;
         };
         let name = basename(program);
@@ -147,10 +174,12 @@ pub(crate) fn look_through(argv: &[Arg]) -> Resolved {
 
 fn not_understood(resolved: &mut Resolved, name: &str, argv: &[Arg]) -> Step {
     let shown: Vec<&str> = argv.iter().take(4).map(|a| a.display.as_str()).collect();
-    resolved.never_allow.push(format!(
+    let reason = format!(
         "the options of `{name}` in `{}` are not understood",
         shown.join(" ")
-    ));
+    );
+    resolved.never_allow.push(reason.clone());
+    resolved.opaque.push(reason);
     Step::Stop
 }
 
@@ -367,10 +396,66 @@ fn wrapper_step(name: &str, argv: &[Arg], at: usize, resolved: &mut Resolved) ->
                 argv[at + 1..].iter().map(|a| a.text.as_deref()).collect();
             match texts {
                 Some(texts) => resolved.command_strings.push(texts.join(" ")),
-                None => resolved
-                    .never_allow
-                    .push("`eval` runs text known only when the command runs".to_string()),
+                None => {
+                    let reason = "`eval` runs text known only when the command runs".to_string();
+                    resolved.never_allow.push(reason.clone());
+                    resolved.opaque.push(reason);
+                }
             }
+            return Step::Stop;
+        }
+        "setsid" => opts(&["-c", "--ctty", "-f", "--fork", "-w", "--wait"], &[]).skip(argv, at + 1),
+        "flock" => {
+            let options = opts(
+                &[
+                    "-s",
+                    "--shared",
+                    "-x",
+                    "-e",
+                    "--exclusive",
+                    "-u",
+                    "--unlock",
+                    "-n",
+                    "--nb",
+                    "--nonblock",
+                    "-o",
+                    "--close",
+                    "-F",
+                    "--no-fork",
+                    "--verbose",
+                ],
+                &["-w", "--wait", "--timeout", "-E", "--conflict-exit-code"],
+            );
+            // `flock [options] FILE command…` or `flock [options] FILE -c STRING`.
+            match options.skip(argv, at + 1) {
+                Some(file) if file + 1 < argv.len() => {
+                    let next = argv[file + 1].text.as_deref();
+                    if matches!(next, Some("-c" | "--command")) {
+                        resolved
+                            .never_allow
+                            .push("`flock -c` runs a command string".to_string());
+                        match argv.get(file + 2).and_then(|a| a.text.clone()) {
+                            Some(source) => resolved.command_strings.push(source),
+                            None => resolved.opaque.push(
+                                "`flock -c` runs a command string known only at run time"
+                                    .to_string(),
+                            ),
+                        }
+                        return Step::Stop;
+                    }
+                    Some(file + 1)
+                }
+                Some(_) => return Step::Stop,
+                None => None,
+            }
+        }
+        _ if UNFOLLOWED.contains(&name) => {
+            resolved
+                .never_allow
+                .push(format!("`{name}` runs another command"));
+            resolved.opaque.push(format!(
+                "`{name}` runs a command this check does not follow"
+            ));
             return Step::Stop;
         }
         _ => return Step::Stop,
@@ -457,14 +542,17 @@ fn classify_shell(name: &str, argv: &[Arg], resolved: &mut Resolved) {
                 ));
                 resolved.command_strings.push(source);
             }
-            None => resolved.never_allow.push(format!(
-                "`{name} -c` runs a command string known only at run time"
-            )),
+            None => {
+                let reason = format!("`{name} -c` runs a command string known only at run time");
+                resolved.never_allow.push(reason.clone());
+                resolved.opaque.push(reason);
+            }
         }
     } else if reads_stdin || i >= argv.len() {
         resolved
             .never_allow
             .push(format!("`{name}` runs a program read from its input"));
+        resolved.stdin_program = true;
     } else {
         resolved.runs_file = argv.get(i).cloned();
     }
@@ -480,10 +568,27 @@ fn classify_interpreter(name: &str, interp: &Interpreter, argv: &[Arg], resolved
                 && !interp.with_value.iter().any(|v| text.starts_with(v))
                 && text[1..].contains(c)
         });
-        if interp.inline.contains(&text) || clustered {
+        let attached = interp
+            .inline
+            .iter()
+            .find(|flag| flag.starts_with("--") && text.starts_with(&format!("{flag}=")));
+        if interp.inline.contains(&text) || clustered || attached.is_some() {
             resolved
                 .never_allow
                 .push(format!("`{name} {text}` runs code given inline"));
+            let code = match attached {
+                Some(flag) => Some(text[flag.len() + 1..].to_owned()),
+                None => argv.get(i + 1).and_then(|a| a.text.clone()),
+            };
+            match code {
+                Some(code) => resolved.inline_code.push(code),
+                None => resolved
+                    .opaque
+                    .push(format!("`{name} {text}` runs code known only at run time")),
+            }
+            resolved.opaque.push(format!(
+                "`{name} {text}` runs code given inline: what it changes cannot be checked"
+            ));
             return;
         }
         if text == "-m" {
@@ -509,12 +614,15 @@ fn classify_interpreter(name: &str, interp: &Interpreter, argv: &[Arg], resolved
     match argv.get(i) {
         Some(arg) if arg.text.is_none() => {
             resolved.runs_file = Some(arg.clone());
+            let reason = format!("`{name}` runs a script named only at run time");
+            resolved.never_allow.push(reason.clone());
+            resolved.opaque.push(reason);
+        }
+        _ => {
             resolved
                 .never_allow
-                .push(format!("`{name}` runs a script named only at run time"));
+                .push(format!("`{name}` runs a program read from its input"));
+            resolved.stdin_program = true;
         }
-        _ => resolved
-            .never_allow
-            .push(format!("`{name}` runs a program read from its input")),
     }
 }

@@ -7,8 +7,8 @@
 use std::collections::BTreeSet;
 
 use approvals::{
-    Access, ApprovalMode, ApprovalPolicy, Grant, Grants, RuleSet, StandingApprovals, ToolCallView,
-    Verdict,
+    Access, ApprovalMode, ApprovalPolicy, Grant, Grants, ProtectedPaths, RuleSet,
+    StandingApprovals, ToolCallView, Verdict,
 };
 use protocol::EnforcementLevel;
 use serde_json::{Value, json};
@@ -33,12 +33,20 @@ pub fn policy(mode: ApprovalMode) -> ApprovalPolicy {
     ApprovalPolicy::new(mode, RuleSet::builtin().unwrap(), grants())
 }
 
+/// The shipped protected list (`config/protected.toml`), as the agent passes it.
+pub fn protected() -> ProtectedPaths {
+    let list = sandbox_policy::ProtectedList::builtin().unwrap();
+    ProtectedPaths::new(list.globs(), Vec::new())
+}
+
 /// A call to evaluate; owns what a `ToolCallView` borrows.
 pub struct TestCall {
     pub tool: String,
     pub args: Value,
     pub enforcement: EnforcementLevel,
     pub downloaded: BTreeSet<String>,
+    pub written: BTreeSet<String>,
+    pub protected: ProtectedPaths,
 }
 
 impl TestCall {
@@ -48,6 +56,8 @@ impl TestCall {
             args,
             enforcement: EnforcementLevel::Local,
             downloaded: BTreeSet::new(),
+            written: BTreeSet::new(),
+            protected: protected(),
         }
     }
 
@@ -67,6 +77,8 @@ impl TestCall {
             cwd: CWD,
             enforcement: self.enforcement,
             recently_downloaded: &self.downloaded,
+            written: &self.written,
+            protected: &self.protected,
         }
     }
 
