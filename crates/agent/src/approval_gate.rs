@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use approvals::{
     Access, ApprovalPolicy, DecisionOutcome, Grant, Grants, ProtectedPaths, RuleSet,
-    StandingApprovals, ToolCallView, UserDecision, Verdict,
+    SafetyCheckKind, StandingApprovals, ToolCallView, UserDecision, Verdict,
 };
 use protocol::{
     ApprovalDecision, ApprovalScope, DecidedBy, EnforcementLevel, FolderAccess, SessionSettings,
@@ -25,6 +25,8 @@ pub(crate) enum GateVerdict {
         reason: String,
         /// Whether a session/always approval may answer it.
         lasting_allowed: bool,
+        /// The safety check that asks, when one does.
+        safety: Option<SafetyCheckKind>,
     },
     Deny {
         by: DecidedBy,
@@ -68,24 +70,31 @@ pub(crate) fn session_cwd(settings: &SessionSettings) -> String {
         .unwrap_or_else(|| "/".to_owned())
 }
 
+/// What the session knows about files when a call is judged.
+pub(crate) struct Files<'a> {
+    /// What the session's commands downloaded (running one asks).
+    pub downloaded: &'a BTreeSet<String>,
+    /// What the session wrote (running one cannot be checked).
+    pub written: &'a BTreeSet<String>,
+    /// The protected list, with what a live sandbox found.
+    pub protected: ProtectedPaths,
+}
+
 /// The session's gate for one evaluation: built from the settings in force at that moment.
 pub(crate) struct Gate {
     policy: ApprovalPolicy,
     cwd: String,
     enforcement: EnforcementLevel,
     downloaded: BTreeSet<String>,
-    /// The session's written files and the protected list: kept by the session from the next
-    /// change on; empty until then.
     written: BTreeSet<String>,
     protected: ProtectedPaths,
 }
 
 impl Gate {
-    /// `downloaded`: the files the session's commands downloaded (running one asks).
     pub(crate) fn new(
         settings: &SessionSettings,
         enforcement: EnforcementLevel,
-        downloaded: &BTreeSet<String>,
+        files: Files<'_>,
     ) -> Result<Self, String> {
         let grants = Grants::new(
             settings
@@ -106,9 +115,9 @@ impl Gate {
             policy: ApprovalPolicy::new(settings.approval_mode, rules, grants),
             cwd: session_cwd(settings),
             enforcement,
-            downloaded: downloaded.clone(),
-            written: BTreeSet::new(),
-            protected: ProtectedPaths::default(),
+            downloaded: files.downloaded.clone(),
+            written: files.written.clone(),
+            protected: files.protected,
         })
     }
 
@@ -146,6 +155,7 @@ impl Gate {
                 reason,
                 lasting_allowed: safety_check.is_none()
                     && self.policy.lasting_grants(&view).is_ok(),
+                safety: safety_check.map(|c| c.kind),
             },
         }
     }

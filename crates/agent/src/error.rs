@@ -16,6 +16,10 @@ pub enum AgentError {
     /// The session's sandbox refused an operation on the wall itself (drafted rules).
     #[error(transparent)]
     Sandbox(#[from] sandbox_provider::ProviderError),
+    /// Paddock's own protected list (files the host runs later) does not load: no session
+    /// runs without it.
+    #[error("{0}")]
+    ProtectedList(String),
     /// The session has ended; it takes no more ops.
     #[error("session `{0}` is closed")]
     Closed(String),

@@ -121,6 +121,16 @@ impl SessionStore for InMemorySessionStore {
         })
     }
 
+    async fn add_written(&self, id: &str, paths: &[String]) -> Result<(), StoreError> {
+        self.with(id, |record| {
+            for path in paths {
+                if !record.written.contains(path) {
+                    record.written.push(path.clone());
+                }
+            }
+        })
+    }
+
     async fn save_provider(&self, id: &str, provider: ProviderKind) -> Result<(), StoreError> {
         self.with(id, |record| record.provider = Some(provider))
     }

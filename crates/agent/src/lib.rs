@@ -11,12 +11,13 @@
 
 mod approval_gate;
 mod config;
-mod downloads;
 mod error;
 mod event_bus;
 mod in_memory_store;
+mod protected;
 mod sandbox_slot;
 mod session;
+mod session_files;
 mod session_store;
 mod settings_change;
 mod shared;

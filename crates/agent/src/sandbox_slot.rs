@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use protocol::{EventMsg, SessionSettings};
+use sandbox_provider::protected::ProtectedFiles;
 use sandbox_provider::{ProviderError, Sandbox, SandboxProvider, SandboxRequest};
 use tokio::sync::{OwnedRwLockReadGuard, RwLock, mpsc};
 
@@ -131,6 +132,11 @@ impl SandboxSlot {
         if let Err(e) = old.close().await {
             tracing::warn!(sandbox = old.id(), "closing the old sandbox failed: {e}");
         }
+        // Before the new wall takes what is there as its start: what the old one's processes
+        // left behind is found and undone now.
+        if let Some(files) = old.protected().cloned() {
+            crate::protected::sweep_and_report(events, None, None, files).await?;
+        }
         let sandbox = self.build(&request, events, None).await?;
         events
             .emit(
@@ -148,14 +154,23 @@ impl SandboxSlot {
         Ok(())
     }
 
-    /// Tears the sandbox down, if one is live.
-    pub(crate) async fn close(&self) {
-        let taken = self.current.write().await.take();
-        if let Some(sandbox) = taken
-            && let Err(e) = sandbox.close().await
-        {
+    /// Tears the sandbox down, if one is live; returns its protected files for a last sweep
+    /// (its processes are gone by then).
+    pub(crate) async fn close(&self) -> Option<Arc<ProtectedFiles>> {
+        let sandbox = self.current.write().await.take()?;
+        if let Err(e) = sandbox.close().await {
             tracing::warn!(sandbox = sandbox.id(), "closing the sandbox failed: {e}");
         }
+        sandbox.protected().cloned()
+    }
+
+    /// The live sandbox's protected files, if a sandbox is live.
+    pub(crate) async fn protected(&self) -> Option<Arc<ProtectedFiles>> {
+        self.current
+            .read()
+            .await
+            .as_ref()
+            .and_then(|s| s.protected().cloned())
     }
 
     /// Builds a sandbox, turning the provider's progress into events.

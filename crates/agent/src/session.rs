@@ -80,6 +80,7 @@ impl Session {
             messages: Vec::new(),
             session_approvals: Vec::new(),
             downloads: Vec::new(),
+            written: Vec::new(),
             provider: Some(deps.provider.kind()),
             last_seq: 0,
             created_ms: now,
@@ -109,6 +110,8 @@ impl Session {
         resumed: bool,
     ) -> Result<Self, AgentError> {
         let always_approvals = deps.store.always_approvals().await?;
+        let globs =
+            sandbox_provider::protected::approval_globs().map_err(AgentError::ProtectedList)?;
         let id = record.id.clone();
         let settings = record.settings.clone();
         let provider = deps.provider.kind();
@@ -124,6 +127,7 @@ impl Session {
             config: deps.config,
             events: SessionEvents::new(deps.bus, id.clone(), last_seq),
             slot: SandboxSlot::new(deps.provider),
+            protected: approvals::ProtectedPaths::new(globs, Vec::new()),
             state: Mutex::new(SessionState {
                 settings: record.settings,
                 messages: record.messages,
@@ -132,6 +136,7 @@ impl Session {
                 always_approvals,
                 unsaved_always: Vec::new(),
                 downloads: record.downloads.into_iter().collect(),
+                written: record.written.into_iter().collect(),
                 notes: Vec::new(),
             }),
             pending: Mutex::new(HashMap::new()),
@@ -375,7 +380,12 @@ impl Actor {
             turn.cancel.cancel();
             let _ = turn.task.await;
         }
-        self.shared.slot.close().await;
+        // The sandbox's processes are gone now: what one left behind is found here.
+        if let Some(files) = self.shared.slot.close().await
+            && let Err(e) = crate::protected::sweep(&self.shared, None, None, files).await
+        {
+            tracing::warn!(session = %self.shared.id, "recording the sweep at close failed: {e}");
+        }
         self.shared
             .events
             .emit_logged(None, EventMsg::SessionClosed)

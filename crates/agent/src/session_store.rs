@@ -21,6 +21,11 @@ pub struct SessionRecord {
     /// one of them (or a file under a downloaded folder) always asks.
     #[serde(default)]
     pub downloads: Vec<String>,
+    /// Absolute paths the session wrote (file tools, and what its commands' redirections
+    /// name: `approvals::writes_of`); running one of them cannot be checked, so
+    /// `auto-in-sandbox` asks.
+    #[serde(default)]
+    pub written: Vec<String>,
     /// The wall the session last ran with (`None` for sessions stored before it was kept).
     #[serde(default)]
     pub provider: Option<ProviderKind>,
@@ -100,6 +105,9 @@ pub trait SessionStore: Send + Sync {
 
     /// Adds paths to the session's downloaded files (ones already kept are ignored).
     async fn add_downloads(&self, id: &str, paths: &[String]) -> Result<(), StoreError>;
+
+    /// Adds paths to the session's written files (ones already kept are ignored).
+    async fn add_written(&self, id: &str, paths: &[String]) -> Result<(), StoreError>;
 
     /// Records the wall the session runs with.
     async fn save_provider(&self, id: &str, provider: ProviderKind) -> Result<(), StoreError>;

@@ -32,6 +32,8 @@ pub(crate) struct SessionState {
     pub unsaved_always: Vec<StandingApproval>,
     /// Files the session's commands downloaded (running one always asks).
     pub downloads: BTreeSet<String>,
+    /// Files the session wrote (running one cannot be checked: auto-in-sandbox asks).
+    pub written: BTreeSet<String>,
     /// Notes for the model (e.g. "the sandbox was rebuilt") waiting for the next tool result or
     /// user message.
     pub notes: Vec<String>,
@@ -70,6 +72,8 @@ pub(crate) struct Shared {
     pub config: AgentConfig,
     pub events: SessionEvents,
     pub slot: SandboxSlot,
+    /// The protected list's globs (files the host runs later), for the approvals.
+    pub protected: approvals::ProtectedPaths,
     pub state: Mutex<SessionState>,
     /// Calls waiting for an approval op.
     pub pending: Mutex<HashMap<String, oneshot::Sender<ApprovalDecision>>>,

@@ -5,8 +5,9 @@ use protocol::{ApprovalDecision, DecidedBy, EnforcementLevel, EventMsg};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::approval_gate::{self, Gate, GateDecision, GateVerdict};
+use crate::approval_gate::{self, Files, Gate, GateDecision, GateVerdict};
 use crate::event_bus::SinkError;
+use crate::protected;
 use crate::shared::Shared;
 use crate::standing;
 use crate::tool_call::ModelCall;
@@ -14,7 +15,9 @@ use crate::tools::{CallTarget, PreparedCall};
 
 /// How the approval of a call ended.
 pub(crate) enum Approval {
-    Granted,
+    /// `protected_write`: the user approved a call a safety check flagged as writing a file
+    /// the host runs later.
+    Granted { protected_write: bool },
     /// Denied; the text is what the model is told.
     Denied(String),
     Interrupted,
@@ -37,17 +40,20 @@ pub(crate) async fn approve(
     cancel: &CancellationToken,
 ) -> Result<Approval, SinkError> {
     let enforcement = enforcement_of(shared, prepared);
-    let (gate, verdict) = match gate_verdict(shared, call, enforcement) {
+    let live = shared.slot.protected().await;
+    let (gate, verdict) = match gate_verdict(shared, call, enforcement, live.as_ref()) {
         Ok(built) => built,
         Err(problem) => {
             let reason = format!("the approval policy cannot be built: {problem}");
             return deny(shared, turn_id, call, DecidedBy::Policy, reason).await;
         }
     };
-    let (reason, lasting_allowed) = match verdict {
+    let (reason, lasting_allowed, safety) = match verdict {
         GateVerdict::Allow { by } => {
             emit_approved(shared, turn_id, call, by, None).await?;
-            return Ok(Approval::Granted);
+            return Ok(Approval::Granted {
+                protected_write: false,
+            });
         }
         GateVerdict::Deny { by, reason } => {
             return deny(shared, turn_id, call, by, reason).await;
@@ -55,7 +61,8 @@ pub(crate) async fn approve(
         GateVerdict::Ask {
             reason,
             lasting_allowed,
-        } => (reason, lasting_allowed),
+            safety,
+        } => (reason, lasting_allowed, safety),
     };
     let question = Question {
         summary: approval_gate::summary(&call.name, &call.input, prepared),
@@ -65,7 +72,8 @@ pub(crate) async fn approve(
     let Some(decision) = ask_user(shared, turn_id, call, question, cancel).await? else {
         return Ok(Approval::Interrupted);
     };
-    apply_decision(shared, turn_id, call, &gate, &decision).await
+    let protected_write = safety.is_some_and(protected::is_protected_write);
+    apply_decision(shared, turn_id, call, &gate, &decision, protected_write).await
 }
 
 /// The session's gate as it stands now, and its verdict on the call.
@@ -73,9 +81,15 @@ fn gate_verdict(
     shared: &Shared,
     call: &ModelCall,
     enforcement: EnforcementLevel,
+    live: Option<&std::sync::Arc<sandbox_provider::protected::ProtectedFiles>>,
 ) -> Result<(Gate, GateVerdict), String> {
     let state = shared.state();
-    let gate = Gate::new(&state.settings, enforcement, &state.downloads)?;
+    let files = Files {
+        downloaded: &state.downloads,
+        written: &state.written,
+        protected: protected::paths(&shared.protected, live),
+    };
+    let gate = Gate::new(&state.settings, enforcement, files)?;
     let verdict = gate.evaluate(&call.name, &call.input, &state.standing());
     Ok((gate, verdict))
 }
@@ -174,6 +188,7 @@ async fn apply_decision(
     call: &ModelCall,
     gate: &Gate,
     decision: &ApprovalDecision,
+    protected_write: bool,
 ) -> Result<Approval, SinkError> {
     match gate.decide(&call.name, &call.input, decision) {
         GateDecision::Run {
@@ -184,7 +199,7 @@ async fn apply_decision(
                 standing::stand(shared, Some(turn_id), new_approvals).await?;
             }
             emit_approved(shared, turn_id, call, DecidedBy::User, Some(scope)).await?;
-            Ok(Approval::Granted)
+            Ok(Approval::Granted { protected_write })
         }
         GateDecision::Refuse { message_to_model } => {
             let reason = match decision {

@@ -302,8 +302,8 @@ async fn run_one(
             .await;
         }
     };
-    match approve(shared, turn_id, call, &prepared, cancel).await {
-        Ok(Approval::Granted) => {}
+    let protected_write = match approve(shared, turn_id, call, &prepared, cancel).await {
+        Ok(Approval::Granted { protected_write }) => protected_write,
         Ok(Approval::Denied(reason)) => {
             return finish_unrun(shared, turn_id, call, ToolCallStatus::Denied, reason, None).await;
         }
@@ -319,6 +319,6 @@ async fn run_one(
             .await;
         }
         Err(e) => return sink_failed(call, e),
-    }
-    execute(shared, turn_id, call, prepared, cancel).await
+    };
+    execute(shared, turn_id, call, prepared, protected_write, cancel).await
 }

@@ -9,29 +9,35 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tool_protocol::ToolRequest;
 
-use crate::downloads;
+use crate::protected;
 use crate::sandbox_slot::{SlotError, wall_request};
+use crate::session_files;
 use crate::shared::Shared;
 use crate::tool_call::{
     CallOutcome, Finish, ModelCall, PhaseEnd, finish, finish_unrun, sink_failed,
 };
 use crate::tools::{
-    CallTarget, HostTool, HostToolError, PreparedCall, RenderedResult, render_error, render_result,
+    CallTarget, HostTool, HostToolError, PreparedCall, RenderedResult, ToolEffect, render_error,
+    render_result,
 };
 
 /// The sandbox id recorded on `tool_call_started` of a host tool.
 pub(crate) const HOST_SANDBOX_ID: &str = "host";
 
-/// Runs an approved call where its tool lives.
+/// Runs an approved call where its tool lives. `protected_write`: the user approved it as
+/// writing a file the host runs later.
 pub(crate) async fn execute(
     shared: &Shared,
     turn_id: &str,
     call: &ModelCall,
     prepared: PreparedCall,
+    protected_write: bool,
     cancel: &CancellationToken,
 ) -> CallOutcome {
     match prepared.target {
-        CallTarget::Sandbox(request) => in_sandbox(shared, turn_id, call, request, cancel).await,
+        CallTarget::Sandbox(request) => {
+            in_sandbox(shared, turn_id, call, request, protected_write, cancel).await
+        }
         CallTarget::Host(tool) => on_host(shared, turn_id, call, tool.as_ref(), cancel).await,
     }
 }
@@ -119,12 +125,15 @@ fn output_stream(stream: tool_protocol::Stream) -> OutputStream {
     }
 }
 
-/// Runs an approved call in the session's sandbox (building it first when needed).
+/// Runs an approved call in the session's sandbox (building it first when needed); an
+/// approved write of a protected file is made by the host instead (it is read-only inside).
+/// After every call that can write, the sandbox's protected files are swept.
 async fn in_sandbox(
     shared: &Shared,
     turn_id: &str,
     call: &ModelCall,
     request: ToolRequest,
+    protected_write: bool,
     cancel: &CancellationToken,
 ) -> CallOutcome {
     let tid = Some(turn_id);
@@ -149,30 +158,75 @@ async fn in_sandbox(
     let Some(sandbox) = lease.sandbox() else {
         return unrun("not run: the sandbox went away".into(), None).await;
     };
-    let enforcement = sandbox.enforcement();
+    let files = sandbox.protected().cloned();
+    let host_path = files
+        .as_ref()
+        .and_then(|f| protected::host_write_path(shared, f, &request));
+    let enforcement = if host_path.is_some() {
+        EnforcementLevel::Host
+    } else {
+        sandbox.enforcement()
+    };
     if let Err(e) = started(shared, turn_id, call, sandbox.id(), enforcement).await {
         return sink_failed(call, e);
     }
-    if let Err(e) = downloads::record(shared, tid, &request).await {
+    if let Err(e) = session_files::record(shared, tid, &request).await {
         return sink_failed(call, e);
     }
 
     let began = Instant::now();
-    let (chunks_tx, mut chunks_rx) = mpsc::unbounded_channel();
-    let outcome = {
-        let running = sandbox.call(request, Some(chunks_tx), cancel);
-        tokio::pin!(running);
-        loop {
-            tokio::select! {
-                outcome = &mut running => break outcome,
-                Some(chunk) = chunks_rx.recv() => emit_chunk(shared, tid, call, chunk).await,
+    let is_command = matches!(request, ToolRequest::RunBash(_));
+    let outcome = match (&files, &host_path) {
+        (Some(files), Some(path)) => {
+            let outcome = protected::host_write(files.clone(), request).await;
+            if outcome.result.is_ok() {
+                shared.state().notes.push(format!(
+                    "`{path}` is a file the host runs later and read-only inside the sandbox: \
+                     Paddock made this change on the host, outside the sandbox, as the user \
+                     approved it"
+                ));
             }
+            outcome
+        }
+        _ => {
+            let (chunks_tx, mut chunks_rx) = mpsc::unbounded_channel();
+            let outcome = {
+                let running = sandbox.call(request, Some(chunks_tx), cancel);
+                tokio::pin!(running);
+                loop {
+                    tokio::select! {
+                        outcome = &mut running => break outcome,
+                        Some(chunk) = chunks_rx.recv() => emit_chunk(shared, tid, call, chunk).await,
+                    }
+                }
+            };
+            while let Ok(chunk) = chunks_rx.try_recv() {
+                emit_chunk(shared, tid, call, chunk).await;
+            }
+            outcome
         }
     };
-    while let Ok(chunk) = chunks_rx.try_recv() {
-        emit_chunk(shared, tid, call, chunk).await;
-    }
     drop(lease);
+    let read_only_hit = match &outcome.result {
+        Ok(result) => render_result(result).text.contains("Read-only file system"),
+        Err(e) => e.to_string().contains("Read-only file system"),
+    };
+    if is_command && (protected_write || read_only_hit) {
+        shared
+            .state()
+            .notes
+            .push(protected::READ_ONLY_NOTE.to_owned());
+    }
+    let writes = shared
+        .tools
+        .get(&call.name)
+        .is_some_and(|d| d.effect != ToolEffect::Read);
+    if writes
+        && let Some(files) = files
+        && let Err(e) = protected::sweep(shared, tid, Some(&call.id), files).await
+    {
+        return sink_failed(call, e);
+    }
     let elapsed = u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX);
 
     let (status, rendered, stop) = match &outcome.result {

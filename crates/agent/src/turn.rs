@@ -76,6 +76,12 @@ pub(crate) async fn run_turn(
             )
             .await;
     }
+    // A process a command left running may have planted something since the last call.
+    if let Some(files) = shared.slot.protected().await
+        && let Err(e) = crate::protected::sweep(&shared, Some(&turn_id), None, files).await
+    {
+        tracing::error!(session = %shared.id, "recording the sweep at turn end failed: {e}");
+    }
     finishing.store(true, Ordering::SeqCst);
     shared
         .events

@@ -116,6 +116,9 @@ impl From<agent::AgentError> for HostError {
             agent::AgentError::Store(e) => HostError::Store(e),
             agent::AgentError::Sandbox(e) => HostError::Sandbox(e),
             agent::AgentError::InvalidSettings(message) => HostError::invalid("settings", message),
+            agent::AgentError::ProtectedList(problem) => {
+                HostError::Internal(format!("the built-in protected-files list: {problem}"))
+            }
             agent::AgentError::Closed(id) => HostError::SessionNotRunning { id },
             agent::AgentError::Sink(e) => HostError::Internal(format!(
                 "the audit trail or event log could not record: {e}"

@@ -175,7 +175,8 @@ impl SessionStore for SqliteSessionStore {
             .map_err(|e| backend("inserting the session", e))?;
             write_messages(&tx, &record.id, 0, &record.messages)?;
             write_session_approvals(&tx, &record.id, &record.session_approvals)?;
-            write_downloads(&tx, &record.id, &record.downloads)?;
+            write_paths(&tx, PathList::Downloads, &record.id, &record.downloads)?;
+            write_paths(&tx, PathList::Written, &record.id, &record.written)?;
             tx.commit().map_err(|e| backend("committing", e))
         })
         .await
@@ -206,7 +207,8 @@ impl SessionStore for SqliteSessionStore {
             };
             let settings: SessionSettings = from_json("session settings", &settings)?;
             let provider = provider.as_deref().map(provider_kind).transpose()?;
-            let downloads = read_downloads(connection, &id)?;
+            let downloads = read_paths(connection, PathList::Downloads, &id)?;
+            let written = read_paths(connection, PathList::Written, &id)?;
             let messages = read_column(
                 connection,
                 "SELECT message FROM messages WHERE session_id = ?1 ORDER BY idx",
@@ -225,6 +227,7 @@ impl SessionStore for SqliteSessionStore {
                 messages,
                 session_approvals,
                 downloads,
+                written,
                 provider,
                 last_seq: u64::try_from(last_seq).unwrap_or(0),
                 created_ms,
@@ -340,8 +343,18 @@ impl SessionStore for SqliteSessionStore {
 
     async fn add_downloads(&self, id: &str, paths: &[String]) -> Result<(), StoreError> {
         let paths = paths.to_vec();
-        self.change_session(id.to_owned(), move |tx, id| write_downloads(tx, id, &paths))
-            .await
+        self.change_session(id.to_owned(), move |tx, id| {
+            write_paths(tx, PathList::Downloads, id, &paths)
+        })
+        .await
+    }
+
+    async fn add_written(&self, id: &str, paths: &[String]) -> Result<(), StoreError> {
+        let paths = paths.to_vec();
+        self.change_session(id.to_owned(), move |tx, id| {
+            write_paths(tx, PathList::Written, id, &paths)
+        })
+        .await
     }
 
     async fn save_provider(&self, id: &str, provider: ProviderKind) -> Result<(), StoreError> {
@@ -453,32 +466,68 @@ fn write_session_approvals(
     Ok(())
 }
 
-fn write_downloads(
+/// The session's lists of paths: downloaded files, written files.
+#[derive(Debug, Clone, Copy)]
+enum PathList {
+    Downloads,
+    Written,
+}
+
+impl PathList {
+    fn table(self) -> &'static str {
+        match self {
+            PathList::Downloads => "session_downloads",
+            PathList::Written => "session_written",
+        }
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            PathList::Downloads => "downloaded paths",
+            PathList::Written => "written paths",
+        }
+    }
+}
+
+fn write_paths(
     tx: &rusqlite::Transaction<'_>,
+    list: PathList,
     id: &str,
     paths: &[String],
 ) -> Result<(), StoreError> {
+    let what = list.what();
     let mut insert = tx
-        .prepare("INSERT OR IGNORE INTO session_downloads (session_id, path) VALUES (?1, ?2)")
-        .map_err(|e| backend("saving downloaded paths", e))?;
+        .prepare(&format!(
+            "INSERT OR IGNORE INTO {} (session_id, path) VALUES (?1, ?2)",
+            list.table()
+        ))
+        .map_err(|e| backend(&format!("saving {what}"), e))?;
     for path in paths {
         insert
             .execute(params![id, path])
-            .map_err(|e| backend("saving a downloaded path", e))?;
+            .map_err(|e| backend(&format!("saving {what}"), e))?;
     }
     Ok(())
 }
 
-fn read_downloads(connection: &Connection, id: &str) -> Result<Vec<String>, StoreError> {
+fn read_paths(
+    connection: &Connection,
+    list: PathList,
+    id: &str,
+) -> Result<Vec<String>, StoreError> {
+    let what = format!("reading {}", list.what());
     let mut statement = connection
-        .prepare("SELECT path FROM session_downloads WHERE session_id = ?1 ORDER BY rowid")
-        .map_err(|e| backend("reading downloaded paths", e))?;
+        .prepare(&format!(
+            "SELECT path FROM {} WHERE session_id = ?1 ORDER BY rowid",
+            list.table()
+        ))
+        .map_err(|e| backend(&what, e))?;
     let rows = statement
         .query_map(params![id], |row| row.get::<_, String>(0))
-        .map_err(|e| backend("reading downloaded paths", e))?;
+        .map_err(|e| backend(&what, e))?;
     let mut paths = Vec::new();
     for row in rows {
-        paths.push(row.map_err(|e| backend("reading downloaded paths", e))?);
+        paths.push(row.map_err(|e| backend(&what, e))?);
     }
     Ok(paths)
 }

@@ -38,6 +38,13 @@ pub(crate) const MIGRATIONS: &[&str] = &[
          path TEXT NOT NULL,
          PRIMARY KEY (session_id, path)
      );",
+    // 3: the files a session wrote (file tools, redirections): running one later cannot be
+    // checked, so auto-in-sandbox asks, also after a resume.
+    "CREATE TABLE session_written (
+         session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+         path TEXT NOT NULL,
+         PRIMARY KEY (session_id, path)
+     );",
 ];
 
 /// The schema version this build writes.

@@ -27,6 +27,7 @@ fn record(id: &str) -> SessionRecord {
         messages: vec![Message::user_text("first line\nsecond")],
         session_approvals: vec![],
         downloads: vec!["/p/tool".into()],
+        written: vec!["/p/setup.sh".into()],
         provider: Some(ProviderKind::Local),
         last_seq: 3,
         created_ms: 10,
@@ -140,8 +141,13 @@ async fn downloads_provider_and_folders_are_kept_and_listed() {
         .add_downloads("d", &["/p/a.sh".into(), "/p/tool".into(), "/p/repo".into()])
         .await
         .unwrap();
+    store
+        .add_written("d", &["/p/build.sh".into(), "/p/setup.sh".into()])
+        .await
+        .unwrap();
     let loaded = store.load("d").await.unwrap().unwrap();
     assert_eq!(loaded.downloads, ["/p/tool", "/p/a.sh", "/p/repo"]);
+    assert_eq!(loaded.written, ["/p/setup.sh", "/p/build.sh"]);
     assert_eq!(loaded.provider, Some(ProviderKind::Local));
     let err = store
         .add_downloads("ghost", &["/x".into()])
@@ -213,13 +219,14 @@ async fn a_version_1_database_is_migrated_and_its_sessions_still_load() {
     let store = SqliteSessionStore::open(&path).unwrap();
     let loaded = store.load("old").await.unwrap().unwrap();
     assert_eq!(loaded.provider, None);
-    assert!(loaded.downloads.is_empty());
+    assert!(loaded.downloads.is_empty() && loaded.written.is_empty());
     assert_eq!(loaded.last_seq, 5);
     store.add_downloads("old", &["/p/x".into()]).await.unwrap();
+    store.add_written("old", &["/p/y".into()]).await.unwrap();
     let version: u32 = rusqlite::Connection::open(&path)
         .unwrap()
         .query_row("PRAGMA user_version", [], |row| row.get(0))
         .unwrap();
     assert_eq!(version, SCHEMA_VERSION);
-    assert_eq!(SCHEMA_VERSION, 2);
+    assert_eq!(SCHEMA_VERSION, 3);
 }

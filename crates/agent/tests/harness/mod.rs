@@ -116,6 +116,8 @@ pub struct Harness {
     pub bus: EventBus,
     pub events: broadcast::Receiver<Event>,
     pub folder: tempfile::TempDir,
+    /// Paddock's state outside the granted folder (the quarantine lives here).
+    pub state: tempfile::TempDir,
     pub config: AgentConfig,
     pub runner: PathBuf,
     /// The wire format the model client speaks (Anthropic unless a test changes it).
@@ -151,8 +153,11 @@ impl Harness {
         let sink = Arc::new(RecordingSink::default());
         let bus = EventBus::new(sink.clone(), 4096);
         let events = bus.subscribe();
+        let state = tempfile::tempdir().unwrap();
+        let direct =
+            DirectProvider::new(runner.clone()).with_quarantine(state.path().join("quarantine"));
         let provider = Arc::new(CountingProvider {
-            inner: Arc::new(DirectProvider::new(runner.clone())),
+            inner: Arc::new(direct),
             starts: Mutex::new(0),
         });
         let folder = tempfile::tempdir().unwrap();
@@ -166,6 +171,7 @@ impl Harness {
             bus,
             events,
             folder,
+            state,
             config: AgentConfig::new("claude-test"),
             runner,
             vendor: Vendor::Anthropic,

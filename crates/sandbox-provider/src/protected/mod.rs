@@ -76,6 +76,15 @@ pub fn listed(checks: &mut Vec<StatusCheck>) -> Vec<ProtectedPath> {
     }
 }
 
+/// The protected list as the approvals check writes against it: a glob and the reason for
+/// each entry (`core.hooksPath` folders are not lexical; a live sandbox's
+/// [`ProtectedFiles::paths`] adds them).
+pub fn approval_globs() -> Result<Vec<(String, String)>, String> {
+    ProtectedList::builtin()
+        .map(|list| list.globs())
+        .map_err(|e| format!("the protected list does not load: {e}"))
+}
+
 /// Loads the protected list and walks the request's read-write grants (on a blocking thread);
 /// sweeps quarantine into `<quarantine_root>/<session>`.
 pub async fn start_for(

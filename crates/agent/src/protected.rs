@@ -1,0 +1,127 @@
+//! Files the host runs later, from the agent's side: the protected list the approvals check
+//! writes against, the sweeps after every call that can write (and at turn end and close)
+//! with their events and a note for the model, and approved writes of protected files made by
+//! the host outside the wall.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use approvals::{ProtectedPaths, SafetyCheckKind, resolve};
+use protocol::EventMsg;
+use sandbox_provider::protected::{ProtectedChange, ProtectedFiles};
+use sandbox_provider::{CallError, ToolCallOutcome};
+use tool_protocol::ToolRequest;
+
+use crate::approval_gate::session_cwd;
+use crate::event_bus::{SessionEvents, SinkError};
+use crate::shared::Shared;
+
+/// What the model is told when a write of a protected path failed inside (or when a command
+/// hit a read-only protected path).
+pub(crate) const READ_ONLY_NOTE: &str = "inside the read-write folders, files the host runs \
+     later (git config, hooks and info, shell dotfiles, editor and agent settings) are \
+     read-only. To change one, use write_file or edit_file on its path: the user is asked, and \
+     an approved change is made by Paddock outside the sandbox";
+
+/// The protected paths for a call's approval: the list's globs, and what the live sandbox
+/// found (a repository's `core.hooksPath` folder, an included configuration).
+pub(crate) fn paths(globs: &ProtectedPaths, live: Option<&Arc<ProtectedFiles>>) -> ProtectedPaths {
+    match live {
+        Some(files) => globs.with_exact(files.paths()),
+        None => globs.clone(),
+    }
+}
+
+/// Whether a safety check means a write of a protected path.
+pub(crate) fn is_protected_write(kind: SafetyCheckKind) -> bool {
+    matches!(
+        kind,
+        SafetyCheckKind::ProtectedPath | SafetyCheckKind::GitHooks | SafetyCheckKind::GitConfig
+    )
+}
+
+/// The protected path a file-tool call writes, when it writes one: such a call runs on the
+/// host, outside the wall (it is read-only inside).
+pub(crate) fn host_write_path(
+    shared: &Shared,
+    files: &ProtectedFiles,
+    request: &ToolRequest,
+) -> Option<String> {
+    let path = match request {
+        ToolRequest::WriteFile(r) => &r.path,
+        ToolRequest::EditFile(r) => &r.path,
+        ToolRequest::Delete(r) => &r.path,
+        _ => return None,
+    };
+    let cwd = session_cwd(&shared.state().settings);
+    let absolute = resolve(&cwd, path);
+    files.is_protected(Path::new(&absolute)).then_some(absolute)
+}
+
+/// Makes an approved write of a protected path on the host (blocking I/O off the runtime).
+pub(crate) async fn host_write(
+    files: Arc<ProtectedFiles>,
+    request: ToolRequest,
+) -> ToolCallOutcome {
+    let result = tokio::task::spawn_blocking(move || files.write(&request))
+        .await
+        .unwrap_or_else(|e| Err(CallError::Protocol(format!("the host write failed: {e}"))));
+    ToolCallOutcome {
+        result,
+        denials: Vec::new(),
+        notes: Vec::new(),
+    }
+}
+
+/// Sweeps for protected paths created since the last sweep; each one found is reported (a
+/// durable event, so audited) and the model gets a note. `call_id`: the call after which the
+/// sweep runs (none at turn end and close).
+pub(crate) async fn sweep(
+    shared: &Shared,
+    turn_id: Option<&str>,
+    call_id: Option<&str>,
+    files: Arc<ProtectedFiles>,
+) -> Result<(), SinkError> {
+    let shown = sweep_and_report(&shared.events, turn_id, call_id, files).await?;
+    if !shown.is_empty() {
+        shared.state().notes.push(format!(
+            "files the host runs later were created or replaced and undone: {}. {READ_ONLY_NOTE}",
+            shown.join("; ")
+        ));
+    }
+    Ok(())
+}
+
+/// Sweeps and reports each change as an event; returns them in one line each.
+pub(crate) async fn sweep_and_report(
+    events: &SessionEvents,
+    turn_id: Option<&str>,
+    call_id: Option<&str>,
+    files: Arc<ProtectedFiles>,
+) -> Result<Vec<String>, SinkError> {
+    let changes: Vec<ProtectedChange> = tokio::task::spawn_blocking(move || files.sweep())
+        .await
+        .unwrap_or_else(|e| {
+            tracing::error!("the protected-files sweep failed: {e}");
+            Vec::new()
+        });
+    let mut shown = Vec::new();
+    for change in changes {
+        let path = change.path.display().to_string();
+        shown.push(format!("`{path}` ({})", change.detail));
+        events
+            .emit(
+                turn_id,
+                EventMsg::ProtectedPathChanged {
+                    call_id: call_id.map(str::to_owned),
+                    path,
+                    reason: change.reason,
+                    action: change.action,
+                    quarantined_to: change.quarantined_to.map(|p| p.display().to_string()),
+                    detail: change.detail,
+                },
+            )
+            .await?;
+    }
+    Ok(shown)
+}
