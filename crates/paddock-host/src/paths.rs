@@ -74,4 +74,9 @@ impl Paths {
     pub fn api_token_file(&self) -> PathBuf {
         self.state_dir.join("api-token")
     }
+
+    /// Where protected files a session planted are moved, one folder per session.
+    pub fn quarantine_dir(&self) -> PathBuf {
+        self.state_dir.join("quarantine")
+    }
 }

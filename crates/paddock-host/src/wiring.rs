@@ -82,7 +82,9 @@ pub fn provider(
 ) -> Result<Arc<dyn SandboxProvider>, HostError> {
     let runner = helpers.tool_runner.clone();
     Ok(match kind {
-        ProviderKind::Direct => Arc::new(DirectProvider::new(runner)),
+        ProviderKind::Direct => {
+            Arc::new(DirectProvider::new(runner).with_quarantine(paths.quarantine_dir()))
+        }
         ProviderKind::Local => {
             let policy = AllowListSource::builtin()
                 .map_err(|e| built_in("the built-in network profiles", e))?;
@@ -97,6 +99,7 @@ pub fn provider(
             local.credentials = credentials;
             local.limits = config.limits;
             local.proxy_limits = config.proxy_limits;
+            local.quarantine_dir = paths.quarantine_dir();
             Arc::new(LocalProvider::new(local))
         }
         ProviderKind::Openshell => Arc::new(openshell_provider(
@@ -240,6 +243,7 @@ pub fn openshell_provider(
         home(),
     )
     .map_err(HostError::Sandbox)?;
+    openshell.quarantine_dir = paths.quarantine_dir();
     let mut vars: Vec<(String, String)> = std::env::vars().collect();
     if let Some(gateway) = &config.openshell_gateway {
         vars.retain(|(name, _)| name != "OPENSHELL_GATEWAY");

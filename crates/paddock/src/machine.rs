@@ -4,7 +4,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
 use paddock_host::{Host, SettingValue};
-use protocol::{MachineSandboxStatus, ProviderKind};
+use protocol::{MachineSandboxStatus, ProtectedKind, ProtectedScope, ProviderKind};
 
 /// The status as people read it.
 pub fn render_status(status: &MachineSandboxStatus, config_note: &str) -> String {
@@ -29,6 +29,29 @@ pub fn render_status(status: &MachineSandboxStatus, config_note: &str) -> String
     } else {
         "NOT READY: sessions are refused until the failed checks are fixed\n"
     });
+    if !status.protected_paths.is_empty() {
+        text.push_str(
+            "protected inside read-write folders (read-only in the sandbox; created ones are \
+             moved to quarantine; writes ask):\n",
+        );
+        for entry in &status.protected_paths {
+            let path = match entry.scope {
+                ProtectedScope::Folder => entry.path.clone(),
+                ProtectedScope::GitDir => format!("<git dir>/{}", entry.path),
+                ProtectedScope::HooksPath => "<core.hooksPath folder>".to_owned(),
+            };
+            text.push_str(&format!(
+                "  [{}] {path}{}: {}\n",
+                entry.group,
+                if entry.kind == ProtectedKind::Folder {
+                    "/"
+                } else {
+                    ""
+                },
+                entry.reason
+            ));
+        }
+    }
     text
 }
 
@@ -130,4 +153,33 @@ pub async fn setup(
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_status_lists_what_is_protected_and_why() {
+        let mut checks = Vec::new();
+        let status = MachineSandboxStatus {
+            provider: ProviderKind::Local,
+            enforcement: protocol::EnforcementLevel::Local,
+            protected_paths: sandbox_provider::protected::listed(&mut checks),
+            checks,
+        };
+        assert!(status.ready(), "the shipped list loads");
+        let text = render_status(&status, "");
+        for line in [
+            "[git] <git dir>/hooks/: git runs these scripts",
+            "[git] <core.hooksPath folder>/",
+            "[shell] .bashrc: bash runs it",
+            "[editor] .vscode/: VS Code runs",
+            "[agent] .mcp.json: ",
+        ] {
+            assert!(text.contains(line), "`{line}` in:\n{text}");
+        }
+        let json = serde_json::to_value(&status).unwrap();
+        assert!(json["protected_paths"].as_array().unwrap().len() > 30);
+    }
 }

@@ -84,6 +84,18 @@ pub fn human(event: &Event) -> Option<String> {
         EventMsg::ApprovalRevoked { description, .. } => {
             format!("  approval revoked: {description}\n")
         }
+        EventMsg::ProtectedPathChanged {
+            path,
+            detail,
+            quarantined_to,
+            ..
+        } => {
+            let mut line = format!("  PROTECTED FILE {path}: {detail}\n");
+            if let Some(kept) = quarantined_to {
+                line.push_str(&format!("    the original is kept in {kept}\n"));
+            }
+            line
+        }
         EventMsg::Error { code, message } => format!("error ({}): {message}\n", code.as_str()),
         EventMsg::TurnFinished { stop_reason, steps } => {
             format!(

@@ -39,6 +39,14 @@ pub const TEST_EXTRA_PACKAGES: &[Package] = &[
         why: "credential-entry tests reach a host over ssh through the sandbox's proxy",
     },
     Package {
+        name: "git",
+        why: "the protected-files tests run real git on the host and inside the wall",
+    },
+    Package {
+        name: "make",
+        why: "an end-to-end attack plants files through a Makefile that make runs",
+    },
+    Package {
         name: "procps",
         why: "process-group and grandchild checks in the runner tests",
     },
