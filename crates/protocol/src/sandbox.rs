@@ -283,6 +283,7 @@ pub struct MachineSandboxStatus {
 
 /// Where a protected path is looked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ProtectedScope {
     /// Inside any folder of a read-write grant (down to a depth the list sets).
@@ -296,6 +297,7 @@ pub enum ProtectedScope {
 
 /// What a protected path is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ProtectedKind {
     File,
@@ -307,6 +309,7 @@ pub enum ProtectedKind {
 /// One entry of the protected list: a file the host runs later (read-only inside the wall,
 /// caught when created during a session, written only with the user's approval).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ProtectedPath {
     pub scope: ProtectedScope,
     /// Relative to its scope (`.bashrc`, `hooks`); empty for `hooks_path`.
@@ -320,6 +323,7 @@ pub struct ProtectedPath {
 
 /// What Paddock did about a protected path a session created or changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ProtectedAction {
     /// Moved out of the folder into Paddock's quarantine (see `quarantined_to`).
