@@ -28,11 +28,30 @@ impl Quarantine {
         &self.root
     }
 
+    /// A numbered folder of the quarantine no earlier move (of this run or an earlier one of
+    /// the same session) used.
+    fn claim(&self) -> io::Result<PathBuf> {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.root)?;
+        fs::set_permissions(&self.root, fs::Permissions::from_mode(0o700))?;
+        loop {
+            let n = self.counter.fetch_add(1, Ordering::Relaxed);
+            let folder = self.root.join(format!("{n:04}"));
+            match fs::DirBuilder::new().mode(0o700).create(&folder) {
+                Ok(()) => return Ok(folder),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
     /// Moves `path` (a file, link or folder) into the quarantine; returns where it went.
     pub(crate) fn take(&self, path: &Path) -> io::Result<PathBuf> {
-        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        fs::symlink_metadata(path)?;
         let relative = path.strip_prefix("/").unwrap_or(path);
-        let destination = self.root.join(format!("{n:04}")).join(relative);
+        let destination = self.claim()?.join(relative);
         let parent = destination
             .parent()
             .ok_or_else(|| io::Error::other("a quarantine path without a folder"))?;
@@ -40,7 +59,6 @@ impl Quarantine {
             .recursive(true)
             .mode(0o700)
             .create(parent)?;
-        fs::set_permissions(&self.root, fs::Permissions::from_mode(0o700))?;
         match fs::rename(path, &destination) {
             Ok(()) => {
                 defang(&destination)?;
@@ -145,6 +163,14 @@ mod tests {
 
         let second = quarantine.take(&work.path().join("missing"));
         assert!(second.is_err(), "a path that is not there is an error");
+
+        // A later run of the same session (a new counter) never overwrites what is kept.
+        fs::create_dir(&planted).unwrap();
+        fs::write(planted.join("tasks.json"), "second").unwrap();
+        let again = Quarantine::new(state.path().join("q")).take(&planted).unwrap();
+        assert_ne!(again, moved);
+        assert_eq!(fs::read_to_string(moved.join("tasks.json")).unwrap(), "{}");
+        assert_eq!(fs::read_to_string(again.join("tasks.json")).unwrap(), "second");
     }
 
     #[test]
