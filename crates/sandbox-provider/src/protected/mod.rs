@@ -343,7 +343,14 @@ impl ProtectedFiles {
         }
         if changes.rescan {
             state.baseline = now;
+            if let Some(watcher) = state.watcher.as_mut() {
+                watch_all(watcher, &state.baseline, &self.mounted);
+            }
         } else {
+            // Only what this sweep saw for the first time needs a watch.
+            if let Some(watcher) = state.watcher.as_mut() {
+                watch_all(watcher, &now, &self.mounted);
+            }
             state
                 .baseline
                 .hits
@@ -353,9 +360,6 @@ impl ProtectedFiles {
             state.baseline.git_dirs.extend(now.git_dirs);
             state.baseline.hooks_paths.extend(now.hooks_paths);
             state.baseline.listings.extend(now.listings);
-        }
-        if let Some(watcher) = state.watcher.as_mut() {
-            watch_all(watcher, &state.baseline, &self.mounted);
         }
         found
     }

@@ -146,6 +146,57 @@ fn the_start_walk_finds_and_mounts_what_exists() {
 }
 
 #[test]
+fn submodules_and_linked_worktrees_are_protected_too() {
+    let f = Fixture::new();
+    fs::create_dir_all(f.path("lib-src")).unwrap();
+    f.git("lib-src", &["init", "-q"]);
+    let identity = ["-c", "user.name=u", "-c", "user.email=u@x"];
+    let mut commit = identity.to_vec();
+    commit.extend(["commit", "-q", "--allow-empty", "-m", "x"]);
+    f.git("lib-src", &commit);
+    fs::create_dir_all(f.path("app")).unwrap();
+    f.git("app", &["init", "-q"]);
+    f.git("app", &commit);
+    let source = f.path("lib-src").display().to_string();
+    f.git(
+        "app",
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            &source,
+            "lib",
+        ],
+    );
+    f.git("app", &["config", "extensions.worktreeConfig", "true"]);
+    f.git("app", &["worktree", "add", "-q", "-b", "side", "../wt"]);
+    f.git(
+        "wt",
+        &["config", "--worktree", "core.sparseCheckout", "false"],
+    );
+    let files = f.start();
+    let mounts = mounted(&files);
+    let root = f.root().display().to_string();
+    for (rel, read_only) in [
+        ("app/.git", false),
+        ("app/.git/modules/lib/config", true),
+        ("app/.git/modules/lib/hooks", true),
+        ("app/.git/worktrees/wt/config.worktree", true),
+        ("app/lib/.git", true),
+        ("wt/.git", true),
+        ("app/.gitmodules", true),
+    ] {
+        let path = format!("{root}/{rel}");
+        assert!(
+            mounts.contains(&(path.clone(), read_only)),
+            "{path} {read_only} in {mounts:#?}"
+        );
+    }
+}
+
+#[test]
 fn links_are_not_mounted_but_their_targets_in_a_grant_are() {
     let f = Fixture::new();
     f.write("dotfiles/bashrc", "x");

@@ -167,10 +167,15 @@ mod tests {
         // A later run of the same session (a new counter) never overwrites what is kept.
         fs::create_dir(&planted).unwrap();
         fs::write(planted.join("tasks.json"), "second").unwrap();
-        let again = Quarantine::new(state.path().join("q")).take(&planted).unwrap();
+        let again = Quarantine::new(state.path().join("q"))
+            .take(&planted)
+            .unwrap();
         assert_ne!(again, moved);
         assert_eq!(fs::read_to_string(moved.join("tasks.json")).unwrap(), "{}");
-        assert_eq!(fs::read_to_string(again.join("tasks.json")).unwrap(), "second");
+        assert_eq!(
+            fs::read_to_string(again.join("tasks.json")).unwrap(),
+            "second"
+        );
     }
 
     #[test]
