@@ -172,11 +172,11 @@ impl ProtectedFiles {
                 .map(|f| scan::normalize(Path::new(&f.path)))
                 .collect()
         };
-        let scanner = Scanner {
+        let scanner = Scanner::new(
             list,
-            rw: grants(FolderAccess::ReadWrite),
-            ro: grants(FolderAccess::ReadOnly),
-        };
+            grants(FolderAccess::ReadWrite),
+            grants(FolderAccess::ReadOnly),
+        );
         let mut baseline = scanner.scan();
         let mounted: Vec<PathBuf> = if walled {
             read_only_mounts(&baseline)
@@ -291,6 +291,11 @@ impl ProtectedFiles {
                 ..watch::Changes::default()
             },
         };
+        // Deleted folders first: one made again under the same name is new.
+        for folder in &changes.gone {
+            state.baseline.folders.remove(folder);
+            state.baseline.listings.remove(folder);
+        }
         if !changes.rescan && changes.dirty.is_empty() {
             return Vec::new();
         }

@@ -355,6 +355,20 @@ fn a_git_file_pointing_outside_the_grants_goes_and_one_inside_stays() {
 }
 
 #[test]
+fn a_folder_deleted_and_made_again_is_watched_again() {
+    let f = Fixture::new();
+    fs::create_dir(f.path("build")).unwrap();
+    let files = f.start();
+    fs::remove_dir(f.path("build")).unwrap();
+    fs::create_dir(f.path("build")).unwrap();
+    assert!(files.sweep().is_empty());
+    f.write("build/.envrc", "x");
+    let changes = files.sweep();
+    assert_eq!(changes.len(), 1, "{changes:#?}");
+    assert_eq!(changes[0].path, f.path("build/.envrc"));
+}
+
+#[test]
 fn an_overflowing_or_unwatched_change_is_still_found_by_a_walk() {
     let f = Fixture::new();
     let files = f.start();

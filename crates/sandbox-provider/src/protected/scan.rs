@@ -147,6 +147,8 @@ pub(crate) struct Scanner {
     pub rw: Vec<PathBuf>,
     /// Read-only grants: not walked (the sandbox cannot write there).
     pub ro: Vec<PathBuf>,
+    /// The last name of every folder entry: any other name is not one (the walk's fast path).
+    last_names: BTreeSet<String>,
 }
 
 /// `path` with `.` and `..` resolved lexically.
@@ -169,6 +171,25 @@ fn names_of(names: &[String]) -> Vec<&str> {
 }
 
 impl Scanner {
+    pub(crate) fn new(
+        list: std::sync::Arc<ProtectedList>,
+        rw: Vec<PathBuf>,
+        ro: Vec<PathBuf>,
+    ) -> Self {
+        let last_names = list
+            .entries()
+            .iter()
+            .filter(|e| e.scope == ProtectedScope::Folder)
+            .filter_map(|e| e.names.last().cloned())
+            .collect();
+        Self {
+            list,
+            rw,
+            ro,
+            last_names,
+        }
+    }
+
     /// The read-write grant holding `path` (the most specific one), unless a read-only grant
     /// inside it holds it.
     pub(crate) fn grant_of(&self, path: &Path) -> Option<usize> {
@@ -256,8 +277,6 @@ impl Scanner {
             if self.grant_of(&path) != Some(place.grant) {
                 continue; // another grant (walked on its own) or a read-only one
             }
-            let mut names = place.names.clone();
-            names.push(name.clone());
             if let Some(git_dir) = snapshot.hooks_paths.get(&path).cloned() {
                 let reason = self.list.hooks_path().reason.clone();
                 self.record(snapshot, &path, Role::HooksPath { git_dir }, &reason);
@@ -271,7 +290,7 @@ impl Scanner {
                 .is_dir()
                 .then_some(true)
                 .or_else(|| (!file_type.is_symlink()).then_some(false));
-            if let Some(entry) = self.folder_entry(&names, is_dir) {
+            if let Some(entry) = self.folder_entry(&place.names, &name, is_dir) {
                 self.record(
                     snapshot,
                     &path,
@@ -286,6 +305,8 @@ impl Scanner {
                 continue;
             }
             if file_type.is_dir() {
+                let mut names = place.names.clone();
+                names.push(name);
                 subfolders.push((
                     path,
                     Place {
@@ -298,15 +319,20 @@ impl Scanner {
         subfolders
     }
 
-    /// The folder entry `names` (from a grant's root) is, looking from every folder down to
-    /// the depth limit.
-    fn folder_entry(&self, names: &[String], is_dir: Option<bool>) -> Option<&ProtectedEntry> {
-        let names = names_of(names);
-        let deepest = self
-            .list
-            .limits
-            .folder_depth
-            .min(names.len().saturating_sub(1));
+    /// The folder entry `name` in the folder at `parent` (names from a grant's root) is,
+    /// looking from every folder down to the depth limit.
+    fn folder_entry(
+        &self,
+        parent: &[String],
+        name: &str,
+        is_dir: Option<bool>,
+    ) -> Option<&ProtectedEntry> {
+        if !self.last_names.contains(name) {
+            return None;
+        }
+        let mut names = names_of(parent);
+        names.push(name);
+        let deepest = self.list.limits.folder_depth.min(parent.len());
         (0..=deepest).find_map(|start| {
             self.list
                 .in_folder(&names[start..], is_dir)

@@ -26,6 +26,8 @@ pub(crate) struct Changes {
     pub dirty: BTreeSet<PathBuf>,
     /// The names of watched folders may be stale, or events were lost: walk everything.
     pub rescan: bool,
+    /// Watched folders that are gone (deleted).
+    pub gone: BTreeSet<PathBuf>,
 }
 
 /// An inotify instance over a set of folders.
@@ -123,13 +125,17 @@ impl Watcher {
             return;
         }
         if mask & libc::IN_IGNORED != 0 {
-            self.folders.remove(&event.wd);
+            if let Some(folder) = self.folders.remove(&event.wd) {
+                changes.gone.insert(folder);
+            }
             return;
         }
         let Some(folder) = self.folders.get(&event.wd) else {
             return;
         };
-        if mask & (libc::IN_MOVE_SELF | libc::IN_DELETE_SELF) != 0
+        // A deleted folder takes nothing with it; a moved one makes our names for it (and what
+        // is under it) stale.
+        if mask & libc::IN_MOVE_SELF != 0
             || (mask & libc::IN_MOVED_FROM != 0 && mask & libc::IN_ISDIR != 0)
         {
             // A watched folder has another name now (or is gone): ours are stale.
@@ -164,5 +170,17 @@ mod tests {
         let changes = watcher.drain();
         assert!(changes.rescan, "a watched folder was renamed");
         assert!(changes.dirty.contains(root.path()));
+
+        let gone = root.path().join("gone");
+        std::fs::create_dir(&gone).unwrap();
+        watcher.drain();
+        watcher.watch(&gone);
+        std::fs::remove_dir(&gone).unwrap();
+        let changes = watcher.drain();
+        assert!(
+            !changes.rescan,
+            "a deleted folder leaves the other names right"
+        );
+        assert!(changes.gone.contains(&gone));
     }
 }
