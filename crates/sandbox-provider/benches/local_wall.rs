@@ -1,7 +1,9 @@
 //! The local wall's costs, measured against direct mode in the same run:
 //! * wall start, attestation included (target: p50 ≤ 100 ms), and the same wall without its
 //!   resource limits (no cgroup), to show what the limits cost, and the floor of any bubblewrap
-//!   sandbox: a bare `bwrap` (new namespaces, `/` read-only) running `true`;
+//!   sandbox: a bare `bwrap` (new namespaces, `/` read-only) running `true`; the folder is a
+//!   git repository with editor settings (so the protected-files walk and mounts are included),
+//!   and the local start on a plain folder is timed against it, interleaved;
 //! * a small `read_file` through the wall vs through a direct runner (target: within 20 %).
 //!
 //! `cargo bench -p sandbox-provider --bench local_wall` (set `PADDOCK_TOOL_RUNNER` and
@@ -70,6 +72,26 @@ async fn time_starts(
     samples
 }
 
+/// Starts (and closes) the local wall on two folders in turn: what the second costs more is
+/// what its contents cost (here: the protected-files walk and mounts of a repository).
+async fn time_local_starts(
+    local: &dyn SandboxProvider,
+    plain: &SandboxRequest,
+    project: &SandboxRequest,
+    starts: usize,
+) -> (Vec<Duration>, Vec<Duration>) {
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for _ in 0..starts {
+        for (request, samples) in [(plain, &mut a), (project, &mut b)] {
+            let started = Instant::now();
+            let sandbox = local.start(request, &|_| {}).await.unwrap();
+            samples.push(started.elapsed());
+            sandbox.close().await.unwrap();
+        }
+    }
+    (a, b)
+}
+
 /// Times one small read on each sandbox in turn, `CALLS` times.
 async fn time_reads(
     direct: &dyn Sandbox,
@@ -118,6 +140,16 @@ fn main() {
         std::fs::create_dir(root.path().join("home")).unwrap();
         let file = work.join("small.txt");
         std::fs::write(&file, "a small file\n".repeat(20)).unwrap();
+        // A project as users grant them: a repository with editor settings and an .envrc.
+        let out = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .arg(&work)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        std::fs::create_dir(work.join(".vscode")).unwrap();
+        std::fs::write(work.join(".vscode/settings.json"), "{}").unwrap();
+        std::fs::write(work.join(".envrc"), "export X=1\n").unwrap();
         let request = SandboxRequest {
             session_id: "bench".into(),
             folders: vec![FolderGrant {
@@ -196,6 +228,31 @@ fn main() {
         println!(
             "  ratio with limits ({mechanism}) / without {:.2}",
             l50.as_secs_f64() / u50.as_secs_f64()
+        );
+
+        let plain = root.path().join("plain");
+        std::fs::create_dir(&plain).unwrap();
+        std::fs::write(plain.join("small.txt"), "a small file\n").unwrap();
+        let plain_request = SandboxRequest {
+            folders: vec![FolderGrant {
+                path: plain.display().to_string(),
+                access: FolderAccess::ReadWrite,
+            }],
+            cwd: plain.display().to_string(),
+            ..request.clone()
+        };
+        let (mut plain_starts, mut project_starts) =
+            time_local_starts(&local, &plain_request, &request, starts).await;
+        let (p50, r50) = (
+            percentile(&mut plain_starts, 0.5),
+            percentile(&mut project_starts, 0.5),
+        );
+        println!("local start, {starts} each, interleaved:");
+        println!("  plain folder           p50 {:8.2} ms", ms(p50));
+        println!(
+            "  repository (+ .vscode, .envrc: walked, 6 protected mounts) p50 {:8.2} ms (+{:.2} ms)",
+            ms(r50),
+            ms(r50) - ms(p50)
         );
 
         let path = file.display().to_string();
