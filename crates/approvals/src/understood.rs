@@ -64,6 +64,12 @@ pub(crate) fn not_understood(
             }
         }
         if let Some(file) = &unit.runs_file {
+            if !file.is_known() {
+                add(format!(
+                    "it runs `{}`, a file known only when it runs",
+                    file.display
+                ));
+            }
             let paths = analysis.resolve_all(cwd, file);
             if paths.iter().any(|p| written.contains(p)) {
                 add(format!(
