@@ -18,7 +18,7 @@ mod scan;
 mod sweep;
 mod watch;
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -134,6 +134,77 @@ pub async fn start_for(
 struct State {
     baseline: Snapshot,
     watcher: Option<Watcher>,
+    /// The content of protected files that are not mounted, to write back when one is
+    /// changed (up to [`MAX_PREIMAGE`] each).
+    preimages: BTreeMap<PathBuf, Vec<u8>>,
+}
+
+/// Protected files larger than this are not kept to be written back (a change is quarantined).
+const MAX_PREIMAGE: u64 = 1 << 20;
+
+/// Most entries inside protected folders that are not mounted that are tracked one by one.
+const MAX_TRACKED_INSIDE: usize = 10_000;
+
+/// Makes every entry inside a protected folder that is not mounted a hit of its own (so a
+/// file changed in place there is noticed and written back, and each one is watched).
+fn expand_unmounted(snapshot: &mut Snapshot, mounted: &[PathBuf]) {
+    let mut queue: VecDeque<(PathBuf, Hit)> = snapshot
+        .hits
+        .iter()
+        .filter(|(p, h)| h.identity.is_dir() && !mounted.iter().any(|m| p.starts_with(m)))
+        .map(|(p, h)| (p.clone(), h.clone()))
+        .collect();
+    let mut tracked = 0;
+    while let Some((folder, hit)) = queue.pop_front() {
+        let Ok(read) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in read.filter_map(Result::ok) {
+            let path = entry.path();
+            if snapshot.hits.contains_key(&path) {
+                continue;
+            }
+            let Ok(identity) = Identity::of(&path) else {
+                continue;
+            };
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let child = Hit {
+                identity,
+                ..hit.inside(&name)
+            };
+            if child.identity.is_dir() {
+                queue.push_back((path.clone(), child.clone()));
+            }
+            snapshot.hits.insert(path, child);
+            tracked += 1;
+            if tracked >= MAX_TRACKED_INSIDE {
+                return;
+            }
+        }
+    }
+}
+
+/// Keeps the content of every protected file that is not mounted.
+fn keep_preimages(
+    snapshot: &Snapshot,
+    mounted: &[PathBuf],
+    preimages: &mut BTreeMap<PathBuf, Vec<u8>>,
+) {
+    for (path, hit) in &snapshot.hits {
+        if !hit.identity.is_file() || mounted.iter().any(|m| path.starts_with(m)) {
+            continue;
+        }
+        let small =
+            std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() <= MAX_PREIMAGE);
+        match std::fs::read(path) {
+            Ok(bytes) if small => {
+                preimages.insert(path.clone(), bytes);
+            }
+            _ => {
+                preimages.remove(path);
+            }
+        }
+    }
 }
 
 /// A session's protected files: what its wall mounts read-only, and the sweeps that catch
@@ -183,6 +254,7 @@ impl ProtectedFiles {
         } else {
             Vec::new()
         };
+        expand_unmounted(&mut baseline, &mounted);
         for (path, hit) in &baseline.hits {
             if hit.identity.is_dir() && !mounted.iter().any(|m| path.starts_with(m)) {
                 baseline.listings.insert(path.clone(), listing(path));
@@ -192,11 +264,17 @@ impl ProtectedFiles {
             watch_all(&mut watcher, &baseline, &mounted);
             watcher
         });
+        let mut preimages = BTreeMap::new();
+        keep_preimages(&baseline, &mounted, &mut preimages);
         Self {
             scanner,
             quarantine: Quarantine::new(quarantine),
             mounted,
-            state: Mutex::new(State { baseline, watcher }),
+            state: Mutex::new(State {
+                baseline,
+                watcher,
+                preimages,
+            }),
         }
     }
 
@@ -299,13 +377,15 @@ impl ProtectedFiles {
         if !changes.rescan && changes.dirty.is_empty() {
             return Vec::new();
         }
-        let now = if changes.rescan {
+        let mut now = if changes.rescan {
             let mut now = self.scanner.scan();
             now.listings = state.baseline.listings.clone();
             now
         } else {
             self.look_at(&state.baseline, &changes.dirty)
         };
+        // What is inside protected folders that are not mounted is compared entry by entry.
+        expand_unmounted(&mut now, &self.mounted);
         let in_grant = |path: &Path| self.scanner.grant_of(path).is_some();
         let judge = Judge {
             list: &self.scanner.list,
@@ -314,33 +394,58 @@ impl ProtectedFiles {
         };
         let mut found = Vec::new();
         let mut acted_on: Vec<PathBuf> = Vec::new();
-        let mut judge_once = |path: &Path, hit: &Hit, before: Option<&Hit>| {
-            if acted_on.iter().any(|done| path.starts_with(done)) {
-                return;
-            }
-            let changes = judge.judge(path, hit, before);
-            if !changes.is_empty() {
-                acted_on.push(path.to_path_buf());
-            }
-            found.extend(changes);
-        };
+        let already =
+            |acted_on: &[PathBuf], path: &Path| acted_on.iter().any(|d| path.starts_with(d));
         for (path, hit) in &now.hits {
             let before = state.baseline.hits.get(path);
+            let mut candidates: Vec<(PathBuf, Hit, Option<&Hit>)> = Vec::new();
             if before.is_some_and(|b| b.identity == hit.identity) {
                 // The same protected folder: new entries in it count when it is not mounted.
                 if hit.identity.is_dir() && !self.is_mounted(path) {
                     let known = state.baseline.listings.get(path);
                     for (name, child) in new_entries(path, known) {
-                        judge_once(&child, &hit.inside(&name), None);
+                        candidates.push((child, hit.inside(&name), None));
                     }
                 }
-                continue;
+            } else {
+                match before {
+                    // Mounted read-only: the sandbox cannot have changed it; the host did.
+                    Some(b) if self.is_mounted(path) && !b.identity.is_link() => {}
+                    // A link is put back.
+                    Some(b) if b.identity.is_link() => {
+                        candidates.push((path.clone(), hit.clone(), Some(b)));
+                    }
+                    // A file kept as it was: written back.
+                    Some(_) if hit.identity.is_file() && state.preimages.contains_key(path) => {
+                        if !already(&acted_on, path)
+                            && let Some(content) = state.preimages.get(path)
+                        {
+                            found.push(judge.restore(path, &hit.reason, content));
+                            acted_on.push(path.clone());
+                        }
+                    }
+                    // Anything else not mounted is judged as new.
+                    _ => candidates.push((path.clone(), hit.clone(), None)),
+                }
             }
-            judge_once(path, hit, before);
+            for (path, hit, before) in candidates {
+                if already(&acted_on, &path) {
+                    continue;
+                }
+                let changes = judge.judge(&path, &hit, before);
+                if !changes.is_empty() {
+                    acted_on.push(path);
+                }
+                found.extend(changes);
+            }
         }
         // What is there now (after the undoing) becomes the new baseline.
-        let mut now = now;
         refresh(&mut now);
+        let mut fresh = now.clone();
+        fresh
+            .hits
+            .retain(|path, _| !state.preimages.contains_key(path) || acted_on.contains(path));
+        keep_preimages(&fresh, &self.mounted, &mut state.preimages);
         for (path, hit) in &now.hits {
             if hit.identity.is_dir() && !self.is_mounted(path) {
                 now.listings.insert(path.clone(), listing(path));
@@ -356,10 +461,6 @@ impl ProtectedFiles {
             if let Some(watcher) = state.watcher.as_mut() {
                 watch_all(watcher, &now, &self.mounted);
             }
-            state
-                .baseline
-                .hits
-                .retain(|path, _| std::fs::symlink_metadata(path).is_ok());
             state.baseline.hits.extend(now.hits);
             state.baseline.folders.extend(now.folders);
             state.baseline.git_dirs.extend(now.git_dirs);
@@ -395,9 +496,15 @@ impl ProtectedFiles {
                 self.scanner
                     .git_dir(&git_dir, worktree.as_deref(), &mut now);
             }
-            // A protected folder that is not mounted: compared with its listing.
-            if let Some(hit) = baseline.hits.get(dir) {
-                now.hits.entry(dir.clone()).or_insert_with(|| hit.clone());
+            // A protected folder or file that is not mounted (and so watched itself): compared
+            // with its listing, or with what it was.
+            if let Some(hit) = baseline.hits.get(dir)
+                && let Ok(identity) = Identity::of(dir)
+            {
+                now.hits.entry(dir.clone()).or_insert(Hit {
+                    identity,
+                    ..hit.clone()
+                });
             }
         }
         self.scanner.walk(&mut now, queue);
@@ -466,24 +573,44 @@ impl ProtectedFiles {
             self.scanner
                 .git_dir(&git_dir, worktree.as_deref(), &mut now);
         }
+        expand_unmounted(&mut now, &self.mounted);
         for (hit_path, hit) in now.hits {
             if !(hit_path.starts_with(path) || path.starts_with(&hit_path)) {
                 continue;
             }
-            if hit.identity.is_dir() && !self.is_mounted(&hit_path) {
-                state
-                    .baseline
-                    .listings
-                    .insert(hit_path.clone(), listing(&hit_path));
+            if !self.is_mounted(&hit_path) {
+                if hit.identity.is_dir() {
+                    state
+                        .baseline
+                        .listings
+                        .insert(hit_path.clone(), listing(&hit_path));
+                }
                 if let Some(watcher) = state.watcher.as_mut() {
-                    watcher.watch(&hit_path);
+                    if hit.identity.is_dir() {
+                        watcher.watch(&hit_path);
+                    } else if hit.identity.is_file() {
+                        watcher.watch_file(&hit_path);
+                    }
                 }
             }
             state.baseline.hits.insert(hit_path, hit);
         }
         if std::fs::symlink_metadata(path).is_err() {
             state.baseline.hits.remove(path);
+            state.preimages.remove(path);
         }
+        // What the user approved is what a later change is undone to.
+        let approved = Snapshot {
+            hits: state
+                .baseline
+                .hits
+                .iter()
+                .filter(|(p, _)| p.starts_with(path))
+                .map(|(p, h)| (p.clone(), h.clone()))
+                .collect(),
+            ..Snapshot::default()
+        };
+        keep_preimages(&approved, &self.mounted, &mut state.preimages);
     }
 }
 
@@ -557,8 +684,13 @@ fn watch_all(watcher: &mut Watcher, snapshot: &Snapshot, mounted: &[PathBuf]) {
         }
     }
     for (path, hit) in &snapshot.hits {
-        if hit.identity.is_dir() && !mounted.iter().any(|m| path.starts_with(m)) {
+        if mounted.iter().any(|m| path.starts_with(m)) {
+            continue;
+        }
+        if hit.identity.is_dir() {
             watcher.watch(path);
+        } else if hit.identity.is_file() {
+            watcher.watch_file(path);
         }
     }
 }

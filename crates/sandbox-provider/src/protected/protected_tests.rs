@@ -270,6 +270,24 @@ fn a_new_repository_with_a_hook_and_a_planted_config_is_caught() {
     f.git("fresh", &["status"]);
     assert!(files.sweep().is_empty());
 
+    // The kept configuration changed in place later (no new inode, no new entry) is written
+    // back as it was.
+    let clean = fs::read_to_string(f.path("fresh/.git/config")).unwrap();
+    let mut planted = fs::OpenOptions::new()
+        .append(true)
+        .open(f.path("fresh/.git/config"))
+        .unwrap();
+    std::io::Write::write_all(&mut planted, b"[core]\n\tfsmonitor = touch /tmp/x\n").unwrap();
+    drop(planted);
+    let restored = files.sweep();
+    assert_eq!(restored.len(), 1, "{restored:#?}");
+    assert_eq!(restored[0].action, ProtectedAction::Restored);
+    assert_eq!(
+        fs::read_to_string(f.path("fresh/.git/config")).unwrap(),
+        clean
+    );
+    assert!(files.sweep().is_empty());
+
     // A hook added later to the now-known repository is caught too.
     f.write("fresh/.git/hooks/post-checkout", "#!/bin/sh\n");
     let later = files.sweep();
@@ -431,6 +449,22 @@ fn approved_writes_are_made_in_place_without_following_links() {
     assert_eq!(changes.len(), 1, "{changes:#?}");
     assert_eq!(changes[0].path, f.path(".claude/commands"));
 
+    // Changed in place by a command (it is not mounted): written back as approved.
+    fs::write(f.path(".claude/settings.json"), "{\"hooks\": \"planted\"}").unwrap();
+    let changes = files.sweep();
+    assert_eq!(changes.len(), 1, "{changes:#?}");
+    assert_eq!(changes[0].action, ProtectedAction::Restored);
+    assert_eq!(
+        fs::read_to_string(f.path(".claude/settings.json")).unwrap(),
+        "{}"
+    );
+    // Replaced whole (it is not mounted: it was made during the session): judged as new.
+    fs::remove_dir_all(f.path(".claude")).unwrap();
+    f.write(".claude/settings.json", "{\"hooks\": \"planted\"}");
+    let changes = files.sweep();
+    assert_eq!(changes.len(), 1, "{changes:#?}");
+    assert_eq!(changes[0].path, f.path(".claude"));
+    write(".claude/settings.json", "{}").unwrap();
     files
         .write(&ToolRequest::Delete(Delete {
             path: f.path(".claude").display().to_string(),

@@ -17,11 +17,26 @@ use sandbox_policy::{KeyPattern, ProtectedEntry, ProtectedList, setting_values};
 const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 /// What a path is, as far as noticing a change goes.
+/// A file's identity and its content's: device, inode and birth time (an inode number can
+/// be reused by the next file made), and for files the size and modification time (a change
+/// in place).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Identity {
-    File { dev: u64, ino: u64 },
-    Folder { dev: u64, ino: u64 },
-    Link { target: PathBuf },
+    File {
+        dev: u64,
+        ino: u64,
+        born: Option<std::time::SystemTime>,
+        size: u64,
+        modified: (i64, i64),
+    },
+    Folder {
+        dev: u64,
+        ino: u64,
+        born: Option<std::time::SystemTime>,
+    },
+    Link {
+        target: PathBuf,
+    },
 }
 
 impl Identity {
@@ -35,13 +50,21 @@ impl Identity {
             Identity::Folder {
                 dev: meta.dev(),
                 ino: meta.ino(),
+                born: meta.created().ok(),
             }
         } else {
             Identity::File {
                 dev: meta.dev(),
                 ino: meta.ino(),
+                born: meta.created().ok(),
+                size: meta.len(),
+                modified: (meta.mtime(), meta.mtime_nsec()),
             }
         })
+    }
+
+    pub(crate) fn is_file(&self) -> bool {
+        matches!(self, Identity::File { .. })
     }
 
     pub(crate) fn is_dir(&self) -> bool {

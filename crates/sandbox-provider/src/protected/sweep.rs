@@ -11,7 +11,9 @@
 //! - A protected symbolic link that now points elsewhere (or was replaced) is put back.
 //!
 //! Protected paths that existed at the start were mounted read-only: the sandbox cannot have
-//! changed them, so a change seen there was made on the host and is left alone.
+//! changed them, so a change seen there was made on the host and is left alone. One that is
+//! not mounted (made during the session with the user's approval, or on a wall without
+//! mounts) and is replaced is judged as new.
 
 use std::fs;
 use std::os::unix::fs::{MetadataExt, symlink};
@@ -104,10 +106,48 @@ impl Judge<'_> {
         }
     }
 
-    /// A protected path that existed at the start and is not what it was.
+    /// A protected file that is not mounted (made during the session with approval, kept as a
+    /// clean new repository's, or on a wall without mounts) and was changed: the change goes to
+    /// quarantine and the file is written back as it was.
+    pub(crate) fn restore(&self, path: &Path, reason: &str, before: &[u8]) -> ProtectedChange {
+        let owner = fs::symlink_metadata(path).map(|m| (m.uid(), m.gid())).ok();
+        let moved = match self.quarantine.take(path) {
+            Ok(to) => to,
+            Err(e) => {
+                return change(
+                    path,
+                    reason,
+                    ProtectedAction::Reported,
+                    None,
+                    format!("changed during the session; it could not be moved to quarantine: {e}"),
+                );
+            }
+        };
+        let written = fs::write(path, before).and_then(|()| match owner {
+            Some((uid, gid)) => std::os::unix::fs::lchown(path, Some(uid), Some(gid)),
+            None => Ok(()),
+        });
+        match written {
+            Ok(()) => change(
+                path,
+                reason,
+                ProtectedAction::Restored,
+                Some(moved),
+                "changed during the session; the change was moved to quarantine and the file written back as it was".into(),
+            ),
+            Err(e) => change(
+                path,
+                reason,
+                ProtectedAction::Quarantined,
+                Some(moved),
+                format!("changed during the session and moved to quarantine; writing it back failed: {e}"),
+            ),
+        }
+    }
+
+    /// A protected link that was replaced or points elsewhere now: put back.
     fn changed(&self, path: &Path, hit: &Hit, before: &Hit) -> Vec<ProtectedChange> {
         let Identity::Link { target } = &before.identity else {
-            // Mounted read-only: the sandbox could not change it; the host did.
             return Vec::new();
         };
         let mut changes = Vec::new();

@@ -3,7 +3,7 @@
 //! When the kernel's queue overflowed, a watched folder was moved or a watch could not be
 //! added, the sweep walks everything instead (the answer is the same, only slower).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -19,10 +19,18 @@ const MASK: u32 = libc::IN_CREATE
     | libc::IN_ONLYDIR
     | libc::IN_DONT_FOLLOW;
 
+/// Changes to a protected file watched itself (one not mounted read-only).
+const FILE_MASK: u32 = libc::IN_MODIFY
+    | libc::IN_CLOSE_WRITE
+    | libc::IN_ATTRIB
+    | libc::IN_MOVE_SELF
+    | libc::IN_DELETE_SELF
+    | libc::IN_DONT_FOLLOW;
+
 /// What happened since the last drain.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct Changes {
-    /// Folders that gained an entry.
+    /// Folders that gained an entry, and watched files that changed.
     pub dirty: BTreeSet<PathBuf>,
     /// The names of watched folders may be stale, or events were lost: walk everything.
     pub rescan: bool,
@@ -34,6 +42,8 @@ pub(crate) struct Changes {
 pub(crate) struct Watcher {
     fd: OwnedFd,
     folders: HashMap<i32, PathBuf>,
+    /// The watches (among `folders`) that are files.
+    files: HashSet<i32>,
     /// A watch could not be added (the per-user limit): every sweep walks everything.
     pub degraded: bool,
 }
@@ -58,26 +68,37 @@ impl Watcher {
             // SAFETY: `fd` is a fresh descriptor nothing else owns.
             fd: unsafe { OwnedFd::from_raw_fd(fd) },
             folders: HashMap::new(),
+            files: HashSet::new(),
             degraded: false,
         })
     }
 
     /// Watches one folder (a no-op for one already watched under the same name).
     pub(crate) fn watch(&mut self, folder: &Path) {
-        let Ok(name) = CString::new(folder.as_os_str().as_bytes()) else {
-            return;
-        };
+        self.add(folder, MASK);
+    }
+
+    /// Watches one file for changes in place.
+    pub(crate) fn watch_file(&mut self, file: &Path) {
+        if let Some(wd) = self.add(file, FILE_MASK) {
+            self.files.insert(wd);
+        }
+    }
+
+    fn add(&mut self, folder: &Path, mask: u32) -> Option<i32> {
+        let name = CString::new(folder.as_os_str().as_bytes()).ok()?;
         // SAFETY: `name` is a NUL-terminated string that outlives the call.
-        let wd = unsafe { libc::inotify_add_watch(self.fd.as_raw_fd(), name.as_ptr(), MASK) };
+        let wd = unsafe { libc::inotify_add_watch(self.fd.as_raw_fd(), name.as_ptr(), mask) };
         if wd >= 0 {
             self.folders.insert(wd, folder.to_path_buf());
-            return;
+            return Some(wd);
         }
         let error = io::Error::last_os_error();
         if error.raw_os_error() == Some(libc::ENOSPC) {
             self.degraded = true;
         }
         // A folder that vanished or is not a folder: nothing to watch.
+        None
     }
 
     pub(crate) fn watched(&self) -> usize {
@@ -125,7 +146,10 @@ impl Watcher {
             return;
         }
         if mask & libc::IN_IGNORED != 0 {
-            if let Some(folder) = self.folders.remove(&event.wd) {
+            let file = self.files.remove(&event.wd);
+            if let Some(folder) = self.folders.remove(&event.wd)
+                && !file
+            {
                 changes.gone.insert(folder);
             }
             return;
@@ -133,6 +157,11 @@ impl Watcher {
         let Some(folder) = self.folders.get(&event.wd) else {
             return;
         };
+        if self.files.contains(&event.wd) {
+            // A watched file changed, or was moved or deleted: its name is looked at again.
+            changes.dirty.insert(folder.clone());
+            return;
+        }
         // A deleted folder takes nothing with it; a moved one makes our names for it (and what
         // is under it) stale.
         if mask & libc::IN_MOVE_SELF != 0
