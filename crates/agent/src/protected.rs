@@ -23,6 +23,15 @@ pub(crate) const READ_ONLY_NOTE: &str = "inside the read-write folders, files th
      read-only. To change one, use write_file or edit_file on its path: the user is asked, and \
      an approved change is made by Paddock outside the sandbox";
 
+/// Whether a command's output shows it met a read-only protected path: a write refused by the
+/// mount, or git unable to write a repository's configuration (renaming onto the mounted
+/// file is refused as busy).
+pub(crate) fn hit_read_only(output: &str) -> bool {
+    output.contains("Read-only file system")
+        || output.contains("could not write config file")
+        || output.contains("could not lock config file")
+}
+
 /// The protected paths for a call's approval: the list's globs, and what the live sandbox
 /// found (a repository's `core.hooksPath` folder, an included configuration).
 pub(crate) fn paths(globs: &ProtectedPaths, live: Option<&Arc<ProtectedFiles>>) -> ProtectedPaths {
@@ -124,4 +133,19 @@ pub(crate) async fn sweep_and_report(
             .await?;
     }
     Ok(shown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hit_read_only;
+
+    #[test]
+    fn read_only_protected_paths_are_recognised_in_output() {
+        assert!(hit_read_only("sh: 1: cannot create .bashrc: Read-only file system"));
+        assert!(hit_read_only(
+            "error: could not write config file .git/config: Device or resource busy"
+        ));
+        assert!(hit_read_only("error: could not lock config file .git/config"));
+        assert!(!hit_read_only("Everything up-to-date"));
+    }
 }

@@ -208,8 +208,8 @@ async fn in_sandbox(
     };
     drop(lease);
     let read_only_hit = match &outcome.result {
-        Ok(result) => render_result(result).text.contains("Read-only file system"),
-        Err(e) => e.to_string().contains("Read-only file system"),
+        Ok(result) => protected::hit_read_only(&render_result(result).text),
+        Err(e) => protected::hit_read_only(&e.to_string()),
     };
     if is_command && (protected_write || read_only_hit) {
         shared
