@@ -222,10 +222,13 @@ impl LocalProvider {
             "building the local wall in {}",
             dirs.root.display()
         ));
+        let found = StartChecks {
+            pinned: &pinned,
+            swept: &swept,
+            protected,
+        };
         match self
-            .build(
-                request, &pinned, &swept, &preflight, identity, &dirs, protected,
-            )
+            .build(request, found, &preflight, identity, &dirs)
             .await
         {
             Ok(sandbox) => Ok(sandbox),
@@ -299,13 +302,16 @@ impl LocalProvider {
     async fn build(
         &self,
         request: &SandboxRequest,
-        pinned: &[PinnedGrant],
-        swept: &SetIdSweep,
+        found: StartChecks<'_>,
         preflight: &Preflight,
         identity: Identity,
         dirs: &HostDirs,
-        protected: Arc<ProtectedFiles>,
     ) -> Result<Arc<LocalSandbox>, ProviderError> {
+        let StartChecks {
+            pinned,
+            swept,
+            protected,
+        } = found;
         let c = &self.config;
         let secret = self.prepare_dirs(dirs, &identity)?;
         let bridge_token = BridgeToken::generate()
@@ -580,6 +586,14 @@ impl LocalProvider {
             }
         }
     }
+}
+
+/// What the checks before a wall's build found: the grants pinned, the set-id files swept from
+/// them, the protected files to mount read-only and watch.
+struct StartChecks<'a> {
+    pinned: &'a [PinnedGrant],
+    swept: &'a SetIdSweep,
+    protected: Arc<ProtectedFiles>,
 }
 
 /// Removes a wall's cgroup when dropped, unless taken.
