@@ -29,6 +29,7 @@ fn record(id: String) -> SessionRecord {
         messages: vec![],
         session_approvals: vec![],
         downloads: vec![],
+        written: vec![],
         provider: None,
         last_seq: 0,
         created_ms: 1,
