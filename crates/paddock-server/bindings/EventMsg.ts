@@ -8,6 +8,7 @@ import type { ErrorCode } from "./ErrorCode";
 import type { FolderGrant } from "./FolderGrant";
 import type { NetworkDenial } from "./NetworkDenial";
 import type { OutputStream } from "./OutputStream";
+import type { ProtectedAction } from "./ProtectedAction";
 import type { ProviderKind } from "./ProviderKind";
 import type { SessionSettings } from "./SessionSettings";
 import type { StandingApproval } from "./StandingApproval";
@@ -63,7 +64,27 @@ truncated: boolean, timed_out: boolean, enforcement: EnforcementLevel, network_d
 /**
  * The result text as recorded for the audit trail (capped, marked when cut).
  */
-output: string, } | { "type": "standing_approvals", approvals: Array<StandingApproval>, } | { "type": "approval_revoked", approval_id: string, scope: ApprovalScope, 
+output: string, } | { "type": "protected_path_changed", 
+/**
+ * The call after which it was found; none at turn end or close.
+ */
+call_id: string | null, 
+/**
+ * Absolute path on the host.
+ */
+path: string, 
+/**
+ * Why the path is protected (the protected list's words).
+ */
+reason: string, action: ProtectedAction, 
+/**
+ * Where the original went, under Paddock's state folder.
+ */
+quarantined_to: string | null, 
+/**
+ * What was found, in plain words (e.g. the settings removed from a config).
+ */
+detail: string, } | { "type": "standing_approvals", approvals: Array<StandingApproval>, } | { "type": "approval_revoked", approval_id: string, scope: ApprovalScope, 
 /**
  * What it had let through, in one line.
  */
