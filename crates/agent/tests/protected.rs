@@ -221,3 +221,122 @@ async fn without_a_wall_a_changed_protected_file_is_written_back() {
     session.submit(Op::Close).unwrap();
     session.closed().await;
 }
+
+/// Waits (polling) until `path` exists; a process that never makes it fails the test.
+async fn appears(path: &std::path::Path) {
+    let waited = tokio::time::timeout(harness::WAIT, async {
+        while !path.exists() {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(waited.is_ok(), "{} never appeared", path.display());
+}
+
+/// A process a command leaves running plants after its call's sweep: the sweep at turn end
+/// catches what it planted during the turn, the sweep at close what it planted after; each is a
+/// durable event (what the audit trail records), outside any call.
+#[tokio::test]
+async fn what_a_leftover_process_plants_is_caught_at_turn_end_and_at_close() {
+    let mut h = Harness::new().await;
+    let folder = h.folder();
+    let session = h.start(ApprovalMode::AutoEdit).await;
+    h.next().await;
+    let leftover = "(while [ ! -e go ]; do sleep 0.05; done; \
+         mkdir -p .vscode && echo '{}' > .vscode/tasks.json; touch planted-1; \
+         while [ ! -e go-2 ]; do sleep 0.05; done; \
+         mkdir -p .idea && echo x > .idea/workspace.xml; touch planted-2) \
+         >/dev/null 2>&1 & echo started";
+    h.server.push(Reply::stream([
+        sse::tool_use("leave", "run_bash", json!({ "command": leftover })),
+        sse::stop("tool_use"),
+    ]));
+    // The second call asks (a protected write): while it waits, the leftover process plants.
+    h.server.push(Reply::stream([
+        sse::tool_use(
+            "gate",
+            "write_file",
+            json!({ "path": folder.join(".envrc").display().to_string(), "content": "x\n" }),
+        ),
+        sse::stop("tool_use"),
+    ]));
+    h.server
+        .push(Reply::stream([sse::text("done"), sse::stop("end_turn")]));
+    session
+        .submit(Op::UserTurn {
+            text: "start the watcher".into(),
+        })
+        .unwrap();
+    h.until(|m| matches!(m, EventMsg::ToolCallAwaitingApproval { call_id, .. } if call_id == "leave"))
+        .await;
+    decide(
+        &session,
+        "leave",
+        ApprovalDecision::Approve {
+            scope: ApprovalScope::Once,
+        },
+    );
+    let before_gate = h
+        .until(|m| matches!(m, EventMsg::ToolCallAwaitingApproval { call_id, .. } if call_id == "gate"))
+        .await;
+    assert!(
+        !before_gate
+            .iter()
+            .any(|e| matches!(e.msg, EventMsg::ProtectedPathChanged { .. })),
+        "nothing planted yet: {before_gate:?}"
+    );
+    std::fs::write(folder.join("go"), "").unwrap();
+    appears(&folder.join("planted-1")).await;
+    decide(&session, "gate", ApprovalDecision::Deny { reason: None });
+    let rest = h.turn().await;
+    let turn_id = rest.last().unwrap().turn_id.clone();
+    assert!(turn_id.is_some());
+
+    std::fs::write(folder.join("go-2"), "").unwrap();
+    appears(&folder.join("planted-2")).await;
+    session.submit(Op::Close).unwrap();
+    session.closed().await;
+
+    // What the durable sink committed, in order.
+    let recorded = h.sink.events();
+    let changed: Vec<_> = recorded
+        .iter()
+        .filter_map(|e| match &e.msg {
+            EventMsg::ProtectedPathChanged {
+                call_id,
+                path,
+                action,
+                ..
+            } => Some((e.turn_id.clone(), call_id.clone(), path.clone(), *action)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        changed,
+        vec![
+            (
+                turn_id,
+                None,
+                folder.join(".vscode").display().to_string(),
+                ProtectedAction::Quarantined
+            ),
+            (
+                None,
+                None,
+                folder.join(".idea").display().to_string(),
+                ProtectedAction::Quarantined
+            ),
+        ],
+        "caught at turn end, then at close"
+    );
+    let closed_at = recorded
+        .iter()
+        .position(|e| matches!(e.msg, EventMsg::SessionClosed))
+        .unwrap();
+    let close_sweep_at = recorded
+        .iter()
+        .rposition(|e| matches!(e.msg, EventMsg::ProtectedPathChanged { .. }))
+        .unwrap();
+    assert!(close_sweep_at < closed_at, "recorded before session_closed");
+    assert!(!folder.join(".vscode").exists() && !folder.join(".idea").exists());
+}
