@@ -440,6 +440,24 @@ async fn what_a_build_tool_plants_is_refused_or_caught() {
             .all(|q| q.starts_with(machine.state_dir()) && q.exists()),
         "{quarantined:?}"
     );
+    // Each one is in the audit trail, and the chain holds.
+    let (code, exported, _) = machine
+        .run(&["audit", "export", "--format", "jsonl"])
+        .await;
+    assert_eq!(code, 0);
+    let audited: Vec<Value> = exported
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .filter(|row: &Value| row.to_string().contains("protected_path_changed"))
+        .collect();
+    for path in &paths {
+        assert!(
+            audited.iter().any(|row| row.to_string().contains(path)),
+            "{path} in the audit trail:\n{exported}"
+        );
+    }
+    let (code, verified, _) = machine.run(&["audit", "verify"]).await;
+    assert_eq!(code, 0, "{verified}");
 }
 
 /// A script written by one call and run by the next: what it does was never checked, so in
