@@ -28,7 +28,9 @@ pub use client::{ModelClient, ModelStream, collect_response};
 pub use config::{ClientConfig, Timeouts};
 pub use error::{ModelError, TimeoutPhase};
 pub use keys::{ApiKey, Environment, KeyStore, KeyStoreError, KeyStoreKind};
-pub use provider::{KeyNeed, PROVIDERS, ProviderPreset, connect, preset};
+pub use provider::{
+    KeyNeed, PROVIDERS, ProviderPreset, check_key, connect, default_key_check_path, preset,
+};
 pub use retry::RetryPolicy;
 pub use tokio_util::sync::CancellationToken;
 pub use types::{

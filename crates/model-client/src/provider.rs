@@ -27,6 +27,9 @@ pub struct ProviderPreset {
     pub vendor: Vendor,
     pub base_url: &'static str,
     pub key: KeyNeed,
+    /// The cheap authenticated GET that tests a key, appended to the base URL: the model
+    /// list, or for OpenRouter (whose model list is public) the key's own record.
+    pub key_check_path: &'static str,
 }
 
 /// The providers Paddock knows by name. Any other OpenAI-compatible server works through
@@ -37,38 +40,70 @@ pub const PROVIDERS: &[ProviderPreset] = &[
         vendor: Vendor::Anthropic,
         base_url: crate::anthropic::DEFAULT_BASE_URL,
         key: KeyNeed::Required,
+        key_check_path: "/v1/models",
     },
     ProviderPreset {
         name: "openai",
         vendor: Vendor::OpenAiCompatible,
         base_url: crate::openai::DEFAULT_BASE_URL,
         key: KeyNeed::Required,
+        key_check_path: "/models",
     },
     ProviderPreset {
         name: "openrouter",
         vendor: Vendor::OpenAiCompatible,
         base_url: "https://openrouter.ai/api/v1",
         key: KeyNeed::Required,
+        key_check_path: "/key",
     },
     ProviderPreset {
         name: "ollama",
         vendor: Vendor::OpenAiCompatible,
         base_url: "http://localhost:11434/v1",
         key: KeyNeed::None,
+        key_check_path: "/models",
     },
     ProviderPreset {
         name: "lmstudio",
         vendor: Vendor::OpenAiCompatible,
         base_url: "http://localhost:1234/v1",
         key: KeyNeed::None,
+        key_check_path: "/models",
     },
     ProviderPreset {
         name: "vllm",
         vendor: Vendor::OpenAiCompatible,
         base_url: "http://localhost:8000/v1",
         key: KeyNeed::Optional,
+        key_check_path: "/models",
     },
 ];
+
+/// The key-check path of a server of `vendor` that is not a preset (see
+/// [`ProviderPreset::key_check_path`]).
+pub fn default_key_check_path(vendor: Vendor) -> &'static str {
+    match vendor {
+        Vendor::Anthropic => "/v1/models",
+        Vendor::OpenAiCompatible => "/models",
+    }
+}
+
+/// Tests `config`'s key against the API at `config.base_url` with one authenticated GET of
+/// `path` (see [`ProviderPreset::key_check_path`]): no tokens are spent. `Ok` when the API
+/// answered 2xx; a refused key is [`ModelError::Auth`]; no retries. Errors never hold the key.
+pub async fn check_key(
+    vendor: Vendor,
+    config: &ClientConfig,
+    path: &str,
+) -> Result<(), ModelError> {
+    let headers = match vendor {
+        Vendor::Anthropic => crate::anthropic::auth_headers(config)?,
+        Vendor::OpenAiCompatible => crate::openai::auth_headers(config)?,
+    };
+    crate::transport::Transport::new(config, path, headers)?
+        .get_succeeds()
+        .await
+}
 
 /// The preset named `name`.
 pub fn preset(name: &str) -> Option<&'static ProviderPreset> {

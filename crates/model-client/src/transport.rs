@@ -122,6 +122,37 @@ impl Transport {
         ))
     }
 
+    /// One GET of the endpoint, answered 2xx or not: the cheap authenticated request that
+    /// tests a key (no retries, no body read beyond an error's).
+    pub(crate) async fn get_succeeds(&self) -> Result<(), ModelError> {
+        let secret = self.secret.as_ref().map(ApiKey::expose_secret);
+        let cancel = CancellationToken::new();
+        let mut headers = self.headers.clone();
+        headers.remove(header::CONTENT_TYPE);
+        headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+        let budget = self.timeouts.first_byte;
+        let sent = tokio::time::timeout(budget, self.http.get(&self.url).headers(headers).send())
+            .await
+            .map_err(|_| ModelError::Timeout {
+                phase: TimeoutPhase::FirstByte,
+                after: budget,
+            })?;
+        let response = match sent {
+            Ok(response) => response,
+            Err(error) => return Err(self.transport_failure(error).await.error.scrubbed(secret)),
+        };
+        let status = response.status();
+        if status.is_success() {
+            return Ok(());
+        }
+        let requested_delay = retry::requested_delay(response.headers(), SystemTime::now());
+        let text = match self.read_error_body(response, &cancel).await {
+            Ok(text) => text,
+            Err(failure) => return Err(failure.error.scrubbed(secret)),
+        };
+        Err(api_error::from_status(status.as_u16(), &text, requested_delay).scrubbed(secret))
+    }
+
     /// Sends until a successful response head arrives, a final error, or retries run out.
     async fn open(
         &self,

@@ -27,20 +27,25 @@ impl AnthropicClient {
     /// Fails if the base URL is not an http(s) URL or no key is given (Anthropic always
     /// needs one).
     pub fn new(config: &ClientConfig) -> Result<Self, ModelError> {
-        let key = config.api_key.as_ref().ok_or_else(|| ModelError::Auth {
-            status: 401,
-            message: "no API key is configured for Anthropic".to_owned(),
-        })?;
-        let mut headers = HeaderMap::new();
-        headers.insert("x-api-key", secret_header(key.expose_secret())?);
-        headers.insert(
-            "anthropic-version",
-            HeaderValue::from_static(ANTHROPIC_VERSION),
-        );
         Ok(Self {
-            transport: Transport::new(config, "/v1/messages", headers)?,
+            transport: Transport::new(config, "/v1/messages", auth_headers(config)?)?,
         })
     }
+}
+
+/// `x-api-key` (sensitive) and `anthropic-version`; Anthropic always needs a key.
+pub(crate) fn auth_headers(config: &ClientConfig) -> Result<HeaderMap, ModelError> {
+    let key = config.api_key.as_ref().ok_or_else(|| ModelError::Auth {
+        status: 401,
+        message: "no API key is configured for Anthropic".to_owned(),
+    })?;
+    let mut headers = HeaderMap::new();
+    headers.insert("x-api-key", secret_header(key.expose_secret())?);
+    headers.insert(
+        "anthropic-version",
+        HeaderValue::from_static(ANTHROPIC_VERSION),
+    );
+    Ok(headers)
 }
 
 #[async_trait]

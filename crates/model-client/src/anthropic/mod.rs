@@ -3,4 +3,5 @@
 mod client;
 mod format;
 
+pub(crate) use client::auth_headers;
 pub use client::{ANTHROPIC_VERSION, AnthropicClient, DEFAULT_BASE_URL};

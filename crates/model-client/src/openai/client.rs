@@ -55,18 +55,23 @@ impl OpenAiClient {
     }
 
     pub fn with_options(config: &ClientConfig, options: OpenAiOptions) -> Result<Self, ModelError> {
-        let mut headers = HeaderMap::new();
-        if let Some(key) = &config.api_key {
-            headers.insert(
-                AUTHORIZATION,
-                secret_header(&format!("Bearer {}", key.expose_secret()))?,
-            );
-        }
         Ok(Self {
-            transport: Transport::new(config, "/chat/completions", headers)?,
+            transport: Transport::new(config, "/chat/completions", auth_headers(config)?)?,
             options,
         })
     }
+}
+
+/// `Authorization: Bearer <key>` (sensitive) when there is a key.
+pub(crate) fn auth_headers(config: &ClientConfig) -> Result<HeaderMap, ModelError> {
+    let mut headers = HeaderMap::new();
+    if let Some(key) = &config.api_key {
+        headers.insert(
+            AUTHORIZATION,
+            secret_header(&format!("Bearer {}", key.expose_secret()))?,
+        );
+    }
+    Ok(headers)
 }
 
 #[async_trait]

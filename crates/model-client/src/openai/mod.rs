@@ -4,4 +4,5 @@
 mod client;
 mod format;
 
+pub(crate) use client::auth_headers;
 pub use client::{DEFAULT_BASE_URL, MaxTokensField, OpenAiClient, OpenAiOptions};

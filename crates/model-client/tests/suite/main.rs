@@ -12,6 +12,7 @@ mod anthropic;
 mod child_process;
 mod common;
 mod https;
+mod key_check;
 mod keychain;
 mod openai;
 mod proxy;

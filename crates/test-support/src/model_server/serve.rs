@@ -74,6 +74,9 @@ pub(super) async fn handle(
     let method = request.method().to_string();
     let http_version = format!("{:?}", request.version());
     let path = request.uri().path().to_owned();
+    if method == "GET" && KEY_CHECK_PATHS.contains(&path.as_str()) {
+        return Ok(key_check(&request, &shared, http_version, path));
+    }
     let format = match (method.as_str(), path.as_str()) {
         ("POST", "/v1/messages") => Some(WireFormat::Anthropic),
         ("POST", "/v1/chat/completions") => Some(WireFormat::OpenAi),
@@ -184,6 +187,71 @@ pub(super) async fn handle(
     }
     let body = parsed.unwrap_or(Value::Null);
     Ok(respond(&reply, format, &body, index, shared))
+}
+
+/// The GETs a client tests a key with (the model list; OpenRouter's `/key`), relative to the
+/// server's OpenAI base (`/v1`); Anthropic's `/v1/models` is the same path. They consume no
+/// scripted reply.
+const KEY_CHECK_PATHS: &[&str] = &["/v1/models", "/v1/key"];
+
+/// Answers a key check: `200` with an empty list when the key is the required one (or none
+/// is required), else the vendor's `401`. The vendor is told by its key header.
+fn key_check(
+    request: &Request<Incoming>,
+    shared: &Shared,
+    http_version: String,
+    path: String,
+) -> Response<Body> {
+    let format = if request.headers().contains_key("x-api-key") {
+        WireFormat::Anthropic
+    } else {
+        WireFormat::OpenAi
+    };
+    let key = presented_key(Some(format), request);
+    let headers = request
+        .headers()
+        .iter()
+        .map(|(name, value)| {
+            let name = name.as_str().to_ascii_lowercase();
+            let value = if matches!(name.as_str(), "x-api-key" | "authorization") {
+                REDACTED.to_owned()
+            } else {
+                String::from_utf8_lossy(value.as_bytes()).into_owned()
+            };
+            (name, value)
+        })
+        .collect();
+    let accepted = {
+        let mut state = shared.lock();
+        let index = state.requests.len();
+        let accepted = state
+            .required_key
+            .as_ref()
+            .is_none_or(|required| key.as_deref() == Some(required.as_str()));
+        state.requests.push(RecordedRequest {
+            index,
+            method: "GET".to_owned(),
+            path,
+            http_version,
+            format: Some(format),
+            headers,
+            body: Value::Null,
+            api_key_sent: key.is_some(),
+            api_key_accepted: accepted,
+        });
+        state.outcomes.insert(index, StreamOutcome::Completed);
+        accepted
+    };
+    shared.changed.notify_waiters();
+    if accepted {
+        full(
+            200,
+            "application/json",
+            r#"{"data":[],"object":"list"}"#.to_owned(),
+        )
+    } else {
+        unauthorized(Some(format), key.as_deref())
+    }
 }
 
 /// Why a request gets no scripted reply.
