@@ -110,7 +110,7 @@ async fn old_bubblewrap_is_refused() {
 }
 
 #[tokio::test]
-async fn the_ubuntu_apparmor_userns_restriction_is_refused_with_its_sysctl() {
+async fn the_ubuntu_apparmor_userns_restriction_is_refused_with_the_narrow_profile_fix() {
     let machine = SimulatedMachine {
         userns: UsernsSettings {
             apparmor_restrict: Some(1),
@@ -122,7 +122,7 @@ async fn the_ubuntu_apparmor_userns_restriction_is_refused_with_its_sysctl() {
     assert_refused(
         machine,
         "user namespaces",
-        "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0",
+        "sudo apparmor_parser -r /etc/apparmor.d/paddock-bwrap",
     )
     .await;
 }

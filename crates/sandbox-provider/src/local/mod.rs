@@ -36,7 +36,10 @@ pub use credentials::glob_matches;
 pub use etc::{ETC_ALLOWED, etc_allowed};
 pub use identity::{Identity, USER_NAME};
 pub use layout::{HOME_INSIDE, RUNNER_INSIDE, WALL_INSIDE};
-pub use preflight::{HostProbes, MIN_BWRAP, Preflight, SystemProbes, UsernsSettings};
+pub use preflight::{
+    APPARMOR_PROFILE_PATH, HostProbes, MIN_BWRAP, Preflight, SystemProbes, UsernsSettings,
+    bwrap_apparmor_profile, default_bwrap, parse_bwrap_version,
+};
 pub use wall_sandbox::LocalSandbox;
 
 use crate::error::ProviderError;
@@ -115,7 +118,7 @@ impl LocalConfig {
         Self {
             runner,
             wall,
-            bwrap: preflight::default_bwrap(),
+            bwrap: default_bwrap(),
             state_dir,
             quarantine_dir,
             user_home,

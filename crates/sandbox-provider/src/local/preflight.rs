@@ -256,16 +256,39 @@ fn userns_check(settings: &UsernsSettings, euid: u32) -> StatusCheck {
                 "AppArmor restricts unprivileged user namespaces \
                  (kernel.apparmor_restrict_unprivileged_userns = 1, the Ubuntu 24.04 default)"
                     .into(),
-                Some(
-                    "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, and persist it with \
-                     echo 'kernel.apparmor_restrict_unprivileged_userns=0' | sudo tee /etc/sysctl.d/60-paddock-userns.conf \
-                     (or install an AppArmor profile that grants bwrap the userns permission)"
-                        .into(),
-                ),
+                Some(format!(
+                    "grant bubblewrap alone the userns permission with an AppArmor profile \
+                     (AppArmor stays on for everything else): as root, write {APPARMOR_PROFILE_PATH} \
+                     (`paddock machine sandbox setup` prints it) and load it with \
+                     sudo apparmor_parser -r {APPARMOR_PROFILE_PATH}"
+                )),
             );
         }
     }
     check(name, true, "user namespaces can be created".into(), None)
+}
+
+/// Where the AppArmor profile granting bubblewrap user namespaces goes.
+pub const APPARMOR_PROFILE_PATH: &str = "/etc/apparmor.d/paddock-bwrap";
+
+/// The AppArmor profile that lets `bwrap` (at `bwrap`, an absolute path) create user
+/// namespaces where `kernel.apparmor_restrict_unprivileged_userns = 1`: the narrow fix, which
+/// leaves the restriction on for every other program (the same shape as the profiles Ubuntu
+/// ships for programs that need user namespaces).
+pub fn bwrap_apparmor_profile(bwrap: &Path) -> String {
+    format!(
+        "# Lets bubblewrap create user namespaces for Paddock's local wall while\n\
+         # kernel.apparmor_restrict_unprivileged_userns = 1 keeps them closed to other programs.\n\
+         abi <abi/4.0>,\n\
+         include <tunables/global>\n\
+         \n\
+         profile paddock-bwrap {} flags=(unconfined) {{\n\
+         \x20 userns,\n\
+         \n\
+         \x20 include if exists <local/paddock-bwrap>\n\
+         }}\n",
+        bwrap.display()
+    )
 }
 
 /// Default place of bubblewrap.
@@ -287,5 +310,32 @@ mod tests {
         assert_eq!(parse_bwrap_version("bubblewrap 0.8.0"), Some((0, 8, 0)));
         assert_eq!(parse_bwrap_version("bubblewrap 0.11"), Some((0, 11, 0)));
         assert_eq!(parse_bwrap_version("nonsense"), None);
+    }
+
+    #[test]
+    fn the_apparmor_fix_grants_bwrap_userns_and_never_lifts_the_restriction() {
+        let profile = bwrap_apparmor_profile(Path::new("/usr/bin/bwrap"));
+        assert!(
+            profile
+                .contains("profile paddock-bwrap /usr/bin/bwrap flags=(unconfined) {\n  userns,\n"),
+            "{profile}"
+        );
+        assert!(
+            profile.starts_with("# ") && profile.ends_with("}\n"),
+            "{profile}"
+        );
+        let status = userns_check(
+            &UsernsSettings {
+                apparmor_restrict: Some(1),
+                ..UsernsSettings::default()
+            },
+            1000,
+        );
+        let fix = status.fix.unwrap_or_default();
+        assert!(fix.contains(APPARMOR_PROFILE_PATH), "{fix}");
+        assert!(
+            !fix.contains("userns=0"),
+            "the fix must not lift the restriction: {fix}"
+        );
     }
 }

@@ -54,6 +54,12 @@ impl HostEnvironment {
         }
     }
 
+    /// The same environment with `name` set to `value` (replacing an earlier value).
+    pub fn with_var(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.vars.insert(name.into(), value.into());
+        self
+    }
+
     /// A variable's value; empty counts as unset.
     pub fn var(&self, name: &str) -> Option<&str> {
         self.vars

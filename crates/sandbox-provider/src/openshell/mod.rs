@@ -46,6 +46,8 @@ use paddock_wall::pinned::FolderIdentity;
 pub use discovery::{BearerToken, DiscoveryError, GatewayTarget, HostEnvironment, TlsMode};
 pub use exec::{ExecOutcome, ExecSpec};
 pub use gateway::Gateway;
+/// The OpenShell release whose wire Paddock speaks (any gateway of its minor line works).
+pub use openshell_proto::OPENSHELL_WIRE_VERSION;
 pub use private_home::{HOMES_DIR, SSH_PROXY_PATH, SSH_PROXY_SCRIPT};
 pub use session::{OpenShellSandbox, PendingRule};
 pub use transport::GatewayError;
