@@ -38,6 +38,17 @@ pub enum HostError {
     /// The model client cannot be built or reached.
     #[error("the `{provider}` model API: {message}")]
     Model { provider: String, message: String },
+    /// The provider's API refused a key that was to be stored; nothing was stored.
+    #[error(
+        "the `{provider}` API refused the key, so it was not stored (the previous one, if any, is kept): {detail}"
+    )]
+    KeyRefused { provider: String, detail: String },
+    /// A setup was applied to a plan that no longer matches the machine.
+    #[error(
+        "the machine changed since the setup plan was made ({what}); review the new plan and \
+         apply that one"
+    )]
+    SetupChanged { what: String },
     /// The key store failed (its message names the store and the fix).
     #[error(transparent)]
     KeyStore(#[from] model_client::KeyStoreError),
@@ -78,6 +89,8 @@ impl HostError {
             HostError::ModelKeyMissing { .. } => "model_key_missing",
             HostError::Model { .. } => "model_unavailable",
             HostError::KeyStore(_) => "key_store_failed",
+            HostError::KeyRefused { .. } => "key_refused",
+            HostError::SetupChanged { .. } => "setup_changed",
             HostError::SecretRefused { .. } => "secret_refused",
             HostError::Sandbox(sandbox_provider::ProviderError::Unsupported(_)) => "unsupported",
             HostError::Sandbox(sandbox_provider::ProviderError::InvalidRequest(_)) => {

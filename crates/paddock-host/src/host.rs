@@ -20,6 +20,7 @@ use crate::inbox::Inbox;
 use crate::journal::{EventStream, Journal};
 use crate::lease::Leases;
 use crate::paths::Paths;
+use crate::probes::{MachineProbes, SystemMachine};
 use crate::sessions::Running;
 use crate::wiring::{self, Helpers, SecretValues};
 
@@ -38,6 +39,9 @@ pub struct HostOptions {
     pub tools: Option<ToolRegistry>,
     /// Most model requests per turn (default: the agent's).
     pub max_steps: Option<u32>,
+    /// How the machine is probed (status, setup) and OpenShell found; default: the real
+    /// machine ([`SystemMachine`]).
+    pub probes: Option<Arc<dyn MachineProbes>>,
 }
 
 impl HostOptions {
@@ -48,6 +52,7 @@ impl HostOptions {
             live_capacity: DEFAULT_LIVE_CAPACITY,
             tools: None,
             max_steps: None,
+            probes: None,
         }
     }
 }
@@ -79,6 +84,7 @@ pub(crate) struct Inner {
     pub(crate) leases: Leases,
     pub(crate) tools: ToolRegistry,
     pub(crate) max_steps: Option<u32>,
+    pub(crate) probes: Arc<dyn MachineProbes>,
     /// The sessions this process runs.
     pub(crate) running: Mutex<HashMap<String, Arc<Running>>>,
     /// One provider per wall kind (sessions with secrets get their own).
@@ -148,6 +154,7 @@ impl Host {
             leases,
             tools: options.tools.unwrap_or_else(ToolRegistry::sandbox_tools),
             max_steps: options.max_steps,
+            probes: options.probes.unwrap_or_else(|| Arc::new(SystemMachine)),
             running: Mutex::new(HashMap::new()),
             providers: Mutex::new(HashMap::new()),
             model: tokio::sync::Mutex::new(None),
@@ -165,6 +172,11 @@ impl Host {
 
     pub fn helpers(&self) -> &Helpers {
         &self.inner.helpers
+    }
+
+    /// How this host probes the machine.
+    pub fn probes(&self) -> Arc<dyn MachineProbes> {
+        Arc::clone(&self.inner.probes)
     }
 
     /// The machine config in force (updates through [`Host::update_settings`] replace it).
@@ -243,7 +255,13 @@ impl Host {
         if let Some(provider) = providers.get(&kind) {
             return Ok(Arc::clone(provider));
         }
-        let provider = wiring::provider(kind, &self.config(), self.paths(), self.helpers())?;
+        let provider = wiring::provider(
+            kind,
+            &self.config(),
+            self.paths(),
+            self.helpers(),
+            self.inner.probes.as_ref(),
+        )?;
         providers.insert(kind, Arc::clone(&provider));
         Ok(provider)
     }
@@ -275,7 +293,13 @@ impl Host {
         for value in values.values() {
             self.register_secret(value.clone()).await?;
         }
-        let provider = wiring::openshell_provider(&config, self.paths(), self.helpers(), &values)?;
+        let provider = wiring::openshell_provider_in(
+            &config,
+            self.paths(),
+            self.helpers(),
+            &values,
+            self.inner.probes.environment(),
+        )?;
         Ok(Arc::new(provider))
     }
 

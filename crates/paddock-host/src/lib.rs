@@ -22,17 +22,25 @@ pub mod error;
 mod host;
 pub mod inbox;
 pub mod journal;
+mod keys;
 pub mod lease;
 pub mod machine;
 pub mod paths;
+pub mod probes;
 pub mod sessions;
 pub mod settings;
+pub mod setup;
 pub mod wiring;
 
 pub use error::HostError;
 pub use host::{DEFAULT_LIVE_CAPACITY, Host, HostOptions};
 pub use inbox::PendingApproval;
 pub use journal::EventStream;
+pub use keys::{KeyCheck, KeySaved, KeyStatus, ProviderKey};
 pub use machine::{DeniedConnection, ExportFormat, ModelCheck, ModelProvider, ReapReport};
+pub use probes::{CommandOutput, MachineProbes, SystemMachine};
 pub use sessions::{NewSession, SessionInfo, SessionState, new_settings, parse_folder_spec};
 pub use settings::{SettingValue, SettingsView};
+pub use setup::{
+    AppliedStep, FailedStep, SetupAction, SetupOutcome, SetupPlan, SetupRequest, SetupStep,
+};

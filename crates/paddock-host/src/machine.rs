@@ -90,7 +90,7 @@ impl Host {
         kind: Option<ProviderKind>,
     ) -> Result<MachineSandboxStatus, HostError> {
         let kind = kind.unwrap_or(self.config().provider);
-        Ok(self.provider(kind)?.status().await)
+        Ok(self.inspect_wall(kind).await?.status)
     }
 
     /// A read connection of the audit trail with every known secret registered, so nothing
@@ -225,22 +225,6 @@ impl Host {
         })
         .await
         .map_err(|e| HostError::Internal(format!("listing the providers: {e}")))?
-    }
-
-    /// Stores a model key in the configured key store (the `env` store is read-only and says
-    /// which variable to set). The key is registered for redaction at once.
-    pub async fn store_model_key(&self, provider: &str, key: &str) -> Result<(), HostError> {
-        let key = ApiKey::new(key).map_err(|e| HostError::invalid("key", e.to_string()))?;
-        let kind = self.config().models.key_store;
-        let account = provider.to_owned();
-        let stored = key.clone();
-        tokio::task::spawn_blocking(move || KeyStore::open(kind)?.set(&account, &stored))
-            .await
-            .map_err(|e| HostError::Internal(format!("storing the key: {e}")))??;
-        self.register_secret(key).await?;
-        // The next session builds a client with the new key.
-        *self.inner.model.lock().await = None;
-        Ok(())
     }
 
     /// Stores a secret's value (offered to sessions by `sandbox.secrets`) in the key store.

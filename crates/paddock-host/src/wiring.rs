@@ -12,11 +12,12 @@ use sandbox_policy::{CredentialEntry, SandboxData};
 use sandbox_provider::SandboxProvider;
 use sandbox_provider::direct::DirectProvider;
 use sandbox_provider::local::{AllowListSource, LocalConfig, LocalProvider};
-use sandbox_provider::openshell::{OpenShellConfig, OpenShellProvider};
+use sandbox_provider::openshell::{HostEnvironment, OpenShellConfig, OpenShellProvider};
 
 use crate::config::MachineConfig;
 use crate::error::HostError;
 use crate::paths::Paths;
+use crate::probes::MachineProbes;
 
 /// A helper executable: the environment variable, else the config, else beside `paddock`.
 fn helper(variable: &str, configured: Option<&Path>, name: &str) -> PathBuf {
@@ -79,6 +80,7 @@ pub fn provider(
     config: &MachineConfig,
     paths: &Paths,
     helpers: &Helpers,
+    probes: &dyn MachineProbes,
 ) -> Result<Arc<dyn SandboxProvider>, HostError> {
     let runner = helpers.tool_runner.clone();
     Ok(match kind {
@@ -97,16 +99,18 @@ pub fn provider(
                 Arc::new(policy),
             );
             local.credentials = credentials;
+            local.probes = probes.local();
             local.limits = config.limits;
             local.proxy_limits = config.proxy_limits;
             local.quarantine_dir = paths.quarantine_dir();
             Arc::new(LocalProvider::new(local))
         }
-        ProviderKind::Openshell => Arc::new(openshell_provider(
+        ProviderKind::Openshell => Arc::new(openshell_provider_in(
             config,
             paths,
             helpers,
             &SecretValues::default(),
+            probes.environment(),
         )?),
     })
 }
@@ -221,6 +225,24 @@ pub fn openshell_provider(
     helpers: &Helpers,
     secrets: &SecretValues,
 ) -> Result<OpenShellProvider, HostError> {
+    openshell_provider_in(
+        config,
+        paths,
+        helpers,
+        secrets,
+        HostEnvironment::from_process(),
+    )
+}
+
+/// [`openshell_provider`] finding the gateway (and reading secret values) through
+/// `environment` instead of this process's.
+pub fn openshell_provider_in(
+    config: &MachineConfig,
+    paths: &Paths,
+    helpers: &Helpers,
+    secrets: &SecretValues,
+    environment: HostEnvironment,
+) -> Result<OpenShellProvider, HostError> {
     let Some(image) = config.openshell_image.clone() else {
         return Err(HostError::InvalidSetting {
             key: "openshell.image".into(),
@@ -244,15 +266,13 @@ pub fn openshell_provider(
     )
     .map_err(HostError::Sandbox)?;
     openshell.quarantine_dir = paths.quarantine_dir();
-    let mut vars: Vec<(String, String)> = std::env::vars().collect();
+    let mut environment = environment;
     if let Some(gateway) = &config.openshell_gateway {
-        vars.retain(|(name, _)| name != "OPENSHELL_GATEWAY");
-        vars.push(("OPENSHELL_GATEWAY".into(), gateway.clone()));
+        environment = environment.with_var("OPENSHELL_GATEWAY", gateway.clone());
     }
     // The provider reads secret values from its environment: the key store's values win.
     for (name, value) in &secrets.0 {
-        vars.retain(|(variable, _)| variable != name);
-        vars.push((name.clone(), value.expose_secret().to_owned()));
+        environment = environment.with_var(name.clone(), value.expose_secret().to_owned());
         let spec = openshell
             .data
             .known_secret(name)
@@ -262,7 +282,7 @@ pub fn openshell_provider(
             })?;
         openshell.secrets.push(spec);
     }
-    openshell.environment = sandbox_provider::openshell::HostEnvironment::from_vars(vars);
+    openshell.environment = environment;
     let credentials = credential_entries(&openshell.data, config)?;
     Ok(OpenShellProvider::new(openshell).with_credentials(credentials))
 }
@@ -310,12 +330,13 @@ pub fn how_to_add_key(provider: &str, store: KeyStoreKind, described: &str) -> S
     match store {
         KeyStoreKind::Env => format!(
             "set {} in the environment that starts Paddock (the key store is `env`), or choose \
-             key_store = \"file\" or \"keychain\" and store the key with PUT \
-             /v1/models/keys/{provider}",
+             key_store = \"file\" or \"keychain\" and store the key with `paddock keys set \
+             {provider}` (or PUT /v1/models/keys/{provider})",
             model_client::keys::env_variable(provider)
         ),
         other => format!(
-            "store it in the {other} key store ({described}) with PUT /v1/models/keys/{provider}"
+            "store it in the {other} key store ({described}) with `paddock keys set {provider}` \
+             (or PUT /v1/models/keys/{provider})"
         ),
     }
 }

@@ -109,6 +109,10 @@ pub struct SettingsUpdate {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, ToSchema)]
 pub struct KeyRequest {
     pub key: String,
+    /// Test the key against the provider's API before storing it (default `true`); a key the
+    /// API refuses is not stored.
+    #[serde(default)]
+    pub check: Option<bool>,
 }
 
 /// A secret's value to store.
@@ -231,6 +235,12 @@ pub const ERROR_CODES: &[(&str, u16, &str)] = &[
         "the events resource was not asked for a WebSocket",
     ),
     ("session_not_found", 404, "no such session"),
+    ("audit_row_not_found", 404, "no audit row with that number"),
+    (
+        "key_not_found",
+        404,
+        "the key store holds no key for that provider",
+    ),
     (
         "session_not_running",
         409,
@@ -276,6 +286,16 @@ pub const ERROR_CODES: &[(&str, u16, &str)] = &[
         "key_store_failed",
         409,
         "the key store cannot be used; the message names the fix",
+    ),
+    (
+        "key_refused",
+        400,
+        "the provider's API refused the key; it was not stored",
+    ),
+    (
+        "setup_changed",
+        409,
+        "the machine changed since the setup plan was shown: review the new one",
     ),
     ("store_failed", 500, "the session store or event log failed"),
     ("audit_failed", 500, "the audit trail failed"),

@@ -49,14 +49,17 @@ impl ApiError {
 /// The status of each host error code.
 fn status_of(code: &str) -> StatusCode {
     match code {
-        "invalid_request" | "invalid_setting" | "secret_refused" => StatusCode::BAD_REQUEST,
-        "session_not_found" => StatusCode::NOT_FOUND,
+        "invalid_request" | "invalid_setting" | "secret_refused" | "key_refused" => {
+            StatusCode::BAD_REQUEST
+        }
+        "session_not_found" | "audit_row_not_found" => StatusCode::NOT_FOUND,
         "session_not_running"
         | "session_busy"
         | "approval_not_pending"
         | "unsupported"
         | "model_key_missing"
-        | "key_store_failed" => StatusCode::CONFLICT,
+        | "key_store_failed"
+        | "setup_changed" => StatusCode::CONFLICT,
         "model_unavailable" => StatusCode::BAD_GATEWAY,
         "sandbox_refused" | "store_busy" => StatusCode::SERVICE_UNAVAILABLE,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
