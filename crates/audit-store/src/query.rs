@@ -196,6 +196,27 @@ impl AuditStore {
         Ok(Page { events, next })
     }
 
+    /// The row numbered `seq`, or `None` when there is none.
+    pub fn event(&self, seq: i64) -> Result<Option<StoredEvent>, AuditError> {
+        let mut statement = self.conn.prepare_cached(
+            "SELECT seq, time_ms, session_id, content, prev_hash, hash FROM events WHERE seq = ?",
+        )?;
+        let mut rows = statement.query([seq])?;
+        let Some(row) = rows.next()? else {
+            return Ok(None);
+        };
+        let content: String = row.get(3)?;
+        let (record, _) = record_of(&content)?;
+        Ok(Some(StoredEvent {
+            seq: row.get(0)?,
+            time_ms: row.get(1)?,
+            session_id: row.get(2)?,
+            record,
+            prev_hash: row.get(4)?,
+            hash: row.get(5)?,
+        }))
+    }
+
     /// Every row of one tool call, oldest first: its states and the network denials it caused.
     pub fn call_history(&self, call_id: &str) -> Result<Vec<StoredEvent>, AuditError> {
         let mut events = Vec::new();

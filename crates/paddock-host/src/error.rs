@@ -17,6 +17,9 @@ pub enum HostError {
     InvalidRequest { field: String, problem: String },
     #[error("no session `{id}` (list them with `paddock sessions list` or GET /v1/sessions)")]
     SessionNotFound { id: String },
+    /// No audit row has this number.
+    #[error("no audit row #{seq} (list them with `paddock audit list` or GET /v1/audit)")]
+    AuditRowNotFound { seq: i64 },
     /// The session is stored but not running in this process (resume it first).
     #[error("session `{id}` is not running here; resume it first")]
     SessionNotRunning { id: String },
@@ -83,6 +86,7 @@ impl HostError {
             HostError::InvalidSetting { .. } => "invalid_setting",
             HostError::InvalidRequest { .. } => "invalid_request",
             HostError::SessionNotFound { .. } => "session_not_found",
+            HostError::AuditRowNotFound { .. } => "audit_row_not_found",
             HostError::SessionNotRunning { .. } => "session_not_running",
             HostError::SessionBusy { .. } => "session_busy",
             HostError::ApprovalNotPending { .. } => "approval_not_pending",

@@ -95,7 +95,7 @@ impl Host {
 
     /// A read connection of the audit trail with every known secret registered, so nothing
     /// read through it (queries, exports) shows one.
-    fn audit_reader(&self) -> Result<AuditStore, HostError> {
+    pub(crate) fn audit_reader(&self) -> Result<AuditStore, HostError> {
         let mut store = AuditStore::open(self.paths().audit_db())?;
         let secrets = self
             .inner
