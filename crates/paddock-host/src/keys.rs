@@ -126,6 +126,12 @@ impl Host {
         }
     }
 
+    /// Refuses a provider name keys cannot be about (not a preset, not the configured one),
+    /// naming the choices.
+    pub fn check_key_provider(&self, provider: &str) -> Result<(), HostError> {
+        self.key_target(provider).map(|_| ())
+    }
+
     /// Which store holds keys, whether it works here, and which providers have a key.
     pub async fn key_status(&self) -> KeyStatus {
         let models = self.config().models;

@@ -17,6 +17,7 @@
 
 mod approvals;
 pub mod audit_sink;
+mod audit_view;
 pub mod config;
 pub mod error;
 mod host;
@@ -27,11 +28,13 @@ pub mod lease;
 pub mod machine;
 pub mod paths;
 pub mod probes;
+pub mod service;
 pub mod sessions;
 pub mod settings;
 pub mod setup;
 pub mod wiring;
 
+pub use audit_view::AuditEntry;
 pub use error::HostError;
 pub use host::{DEFAULT_LIVE_CAPACITY, Host, HostOptions};
 pub use inbox::PendingApproval;
@@ -39,6 +42,7 @@ pub use journal::EventStream;
 pub use keys::{KeyCheck, KeySaved, KeyStatus, ProviderKey};
 pub use machine::{DeniedConnection, ExportFormat, ModelCheck, ModelProvider, ReapReport};
 pub use probes::{CommandOutput, MachineProbes, SystemMachine};
+pub use service::{ServiceChange, ServiceStatus};
 pub use sessions::{NewSession, SessionInfo, SessionState, new_settings, parse_folder_spec};
 pub use settings::{SettingValue, SettingsView};
 pub use setup::{

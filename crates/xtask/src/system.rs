@@ -56,11 +56,15 @@ pub const TEST_EXTRA_PACKAGES: &[Package] = &[
     },
     Package {
         name: "dbus",
-        why: "dbus-run-session for the secret-service keychain test",
+        why: "dbus-run-session for the secret-service keychain tests (model-client, paddock keys)",
     },
     Package {
         name: "gnome-keyring",
         why: "a real secret-service keychain for the keyring test",
+    },
+    Package {
+        name: "systemd",
+        why: "systemctl and systemd-analyze for the user-service tests (unit verified, enabled)",
     },
     Package {
         name: "libsecret-tools",
