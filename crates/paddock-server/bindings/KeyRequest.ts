@@ -3,4 +3,9 @@
 /**
  * A model API key to store.
  */
-export type KeyRequest = { key: string, };
+export type KeyRequest = { key: string, 
+/**
+ * Test the key against the provider's API before storing it (default `true`); a key the
+ * API refuses is not stored.
+ */
+check: boolean | null, };

@@ -41,9 +41,10 @@ impl utoipa::Modify for BearerToken {
         approvals::revoke,
         network::denials, network::rules, network::decide_rule, network::allow,
         settings::read, settings::update,
-        machine::health, machine::sandbox,
-        audit::query, audit::export, audit::verify,
-        models::providers, models::store_key, models::test, models::store_secret,
+        machine::health, machine::sandbox, machine::setup_plan, machine::setup_apply,
+        audit::query, audit::show, audit::export, audit::verify,
+        models::providers, models::key_status, models::store_key, models::delete_key,
+        models::test_key, models::test, models::store_secret,
         events::ticket, events::socket,
     ),
     components(schemas(protocol::Event, protocol::EventMsg))

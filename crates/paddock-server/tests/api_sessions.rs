@@ -175,6 +175,20 @@ async fn a_whole_session_with_a_rw_and_a_ro_folder_runs_through_the_api() {
         .await;
     assert_eq!(writes["events"][0]["record"]["call_id"], "toolu_write");
     assert_eq!(writes["events"][0]["record"]["decided_by"]["kind"], "user");
+    // One row with its call's rows joined (same session, same call id).
+    let seq = writes["events"][0]["seq"].as_i64().unwrap();
+    let entry = server
+        .call(server.get(&format!("/v1/audit/{seq}")), 200)
+        .await;
+    assert_eq!(entry["event"], writes["events"][0]);
+    assert_eq!(entry["call_id"], "toolu_write");
+    let call_rows = entry["call"].as_array().unwrap();
+    assert!(call_rows.len() >= 2, "{entry}");
+    assert!(call_rows.iter().all(|r| r["record"]["call_id"] == "toolu_write"
+        && r["session_id"] == session.as_str()));
+    assert_eq!(entry["denials"], Value::Array(Vec::new()));
+    let missing = server.call(server.get("/v1/audit/999999"), 404).await;
+    assert_eq!(missing["code"], "audit_row_not_found");
     let verify = server.call(server.get("/v1/audit/verify"), 200).await;
     assert_eq!(verify["first_broken"], Value::Null, "{verify}");
     assert!(verify["rows"].as_u64().unwrap() > 8);

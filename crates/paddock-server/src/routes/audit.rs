@@ -7,11 +7,11 @@ use audit_store::{Page, Query, VerifyReport};
 use axum::Json;
 use axum::Router;
 use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use paddock_host::ExportFormat;
+use paddock_host::{AuditEntry, ExportFormat};
 use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 
@@ -25,6 +25,7 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/audit", get(query))
         .route("/v1/audit/export", get(export))
         .route("/v1/audit/verify", get(verify))
+        .route("/v1/audit/{seq}", get(show))
 }
 
 /// A filter value of the store's own type (`kind=tool_call`), or an error naming it.
@@ -66,6 +67,18 @@ pub async fn query(
     ApiQuery(params): ApiQuery<AuditParams>,
 ) -> ApiResult<Json<Page>> {
     Ok(Json(state.host.audit_query(to_query(&params)?).await?))
+}
+
+/// One row with every row of its tool call and the network denials joined to that call
+/// (same session, same call id).
+#[utoipa::path(get, path = "/v1/audit/{seq}", tag = "audit",
+    params(("seq" = i64, Path, description = "the row's number")),
+    responses((status = 200, body = AuditEntry), (status = 404, body = ErrorBody)))]
+pub async fn show(
+    State(state): State<AppState>,
+    Path(seq): Path<i64>,
+) -> ApiResult<Json<AuditEntry>> {
+    Ok(Json(state.host.audit_entry(seq).await?))
 }
 
 /// Walks the whole chain.

@@ -1,21 +1,23 @@
-//! The machine: whether it can build its wall (with the fix for each failed check), and the
-//! server's health.
+//! The machine: whether it can build its wall (with the fix for each failed check), the setup
+//! that fixes it (a plan of exact changes, then applying that plan), and the server's health.
 
 use axum::Json;
 use axum::Router;
 use axum::extract::State;
 use axum::routing::get;
+use paddock_host::{SetupOutcome, SetupPlan, SetupRequest};
 use protocol::MachineSandboxStatus;
 
 use crate::api::{Health, StatusParams};
-use crate::errors::ApiResult;
-use crate::extract::ApiQuery;
+use crate::errors::{ApiResult, ErrorBody};
+use crate::extract::{ApiJson, ApiQuery};
 use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/v1/health", get(health))
         .route("/v1/machine/sandbox", get(sandbox))
+        .route("/v1/machine/setup", get(setup_plan).post(setup_apply))
 }
 
 /// The server answers (and the token works).
@@ -37,4 +39,30 @@ pub async fn sandbox(
     ApiQuery(params): ApiQuery<StatusParams>,
 ) -> ApiResult<Json<MachineSandboxStatus>> {
     Ok(Json(state.host.sandbox_status(params.provider).await?))
+}
+
+/// What setup would change to make the wall (the configured one, or `?provider=`) work:
+/// each step's exact diff or command, and which are left to the user (root). Nothing is
+/// changed.
+#[utoipa::path(get, path = "/v1/machine/setup", tag = "machine", params(StatusParams),
+    responses((status = 200, body = SetupPlan)))]
+pub async fn setup_plan(
+    State(state): State<AppState>,
+    ApiQuery(params): ApiQuery<StatusParams>,
+) -> ApiResult<Json<SetupPlan>> {
+    let provider = params.provider.unwrap_or(state.host.config().provider);
+    Ok(Json(state.host.setup_plan(provider).await?))
+}
+
+/// Makes the plan's automatic steps (or those named): only when the plan is still the one
+/// shown (its `fingerprint`), else `409 setup_changed`. Files are backed up first; nothing
+/// is run as root.
+#[utoipa::path(post, path = "/v1/machine/setup", tag = "machine", request_body = SetupRequest,
+    responses((status = 200, body = SetupOutcome), (status = 400, body = ErrorBody),
+        (status = 409, body = ErrorBody)))]
+pub async fn setup_apply(
+    State(state): State<AppState>,
+    ApiJson(request): ApiJson<SetupRequest>,
+) -> ApiResult<Json<SetupOutcome>> {
+    Ok(Json(state.host.setup_apply(request).await?))
 }
