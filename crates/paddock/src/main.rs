@@ -3,10 +3,13 @@
 
 mod approvals_cmd;
 mod audit_cmd;
+mod keys_cmd;
 mod machine;
 mod run;
 mod sandbox_check;
+mod service_cmd;
 mod sessions_cmd;
+mod setup_cmd;
 mod terminal;
 mod up;
 
@@ -126,8 +129,51 @@ enum Command {
         #[command(subcommand)]
         command: ApprovalsCommand,
     },
+    /// Model API keys in the configured key store (never shown).
+    Keys {
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
     /// Serve the HTTP/WebSocket API (sessions, approvals, settings, audit) until Ctrl-C.
     Up(up::UpOptions),
+}
+
+#[derive(Debug, Subcommand)]
+enum KeysCommand {
+    /// Store a provider's key: typed without echo (or piped on stdin), tested against the
+    /// provider's API (one GET, no tokens), then stored. A refused key is not stored.
+    Set {
+        /// The provider (default: the machine config's `models.provider`).
+        provider: Option<String>,
+        /// Store without testing it against the API.
+        #[arg(long)]
+        no_check: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a provider's key from the key store.
+    Delete {
+        /// The provider (default: the machine config's).
+        provider: Option<String>,
+    },
+    /// Which store holds keys and which providers have one (never the key); exit code 1
+    /// when the store cannot be used here, or PROVIDER has no key.
+    Status {
+        /// Only this provider.
+        provider: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Test the stored key against the provider's API; exit code 1 when it does not work.
+    Test {
+        /// The provider (default: the machine config's).
+        provider: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -169,6 +215,35 @@ enum MachineCommand {
         #[command(subcommand)]
         command: SandboxCommand,
     },
+    /// `paddock up` as a systemd user service that keeps running after logout.
+    Service {
+        #[command(subcommand)]
+        command: ServiceCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ServiceCommand {
+    /// Write the user unit (idempotent), enable and start it; prints the `loginctl
+    /// enable-linger` command it needs to outlive logout. Exit code 2 when something is left
+    /// to you.
+    Install {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop and disable it and remove its unit file (nothing of it is left).
+    Uninstall {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Installed, enabled, running, lingering; exit code 1 unless it is running.
+    Status {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -189,18 +264,30 @@ enum SandboxCommand {
         #[arg(long, value_enum)]
         provider: Option<ProviderArg>,
     },
-    /// Choose the provider in the machine config (shows the change and asks first).
+    /// Fix what the wall's status finds failing: shows each change (a diff of the file
+    /// Paddock edits, the command it runs, or the command left to you, e.g. anything needing
+    /// root), asks, backs files up, makes the changes, and selects the wall in the machine
+    /// config once every check passes. Exit code 0: ready and selected; 1: an error, a failed
+    /// step, or nothing applied; 2: steps are left to you.
     Setup {
-        /// The provider to choose.
-        #[arg(long, value_enum, default_value = "local")]
-        provider: ProviderArg,
+        /// The wall to set up (default: the machine config's).
+        #[arg(long, value_enum)]
+        provider: Option<ProviderArg>,
         /// Apply without asking.
         #[arg(long)]
         yes: bool,
+        /// Print one JSON object (the plan, what was applied, the plan after); without
+        /// --yes nothing is applied.
+        #[arg(long)]
+        json: bool,
     },
 }
 
 #[derive(Debug, Subcommand)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "parsed once per process; the filters are plain options"
+)]
 enum AuditCommand {
     /// Walk the hash chain; exit code 1 when it is broken.
     Verify {
@@ -208,15 +295,56 @@ enum AuditCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Show audit rows, newest first.
+    /// Show audit rows, newest first, filtered (every filter must hold); prints the
+    /// `--after` cursor of the next page when there is one.
     List {
         /// Only this session's rows (see `paddock sessions list`).
         #[arg(long)]
         session: Option<String>,
-        /// Most rows to show.
+        /// session | attestation | tool_call | network_denial | generic.
+        #[arg(long)]
+        kind: Option<String>,
+        /// Only the rows of this tool call (its states and its network denials).
+        #[arg(long, value_name = "CALL_ID")]
+        call: Option<String>,
+        /// Only calls of this tool (`run_bash`, `write_file`, …).
+        #[arg(long)]
+        tool: Option<String>,
+        /// allow | deny: how the call's approval was decided.
+        #[arg(long)]
+        decision: Option<String>,
+        /// openshell | local | none | host: the wall that ran the call.
+        #[arg(long)]
+        enforcement: Option<String>,
+        /// started | finished | failed | cancelled | denied.
+        #[arg(long)]
+        status: Option<String>,
+        /// From this time on (inclusive): milliseconds since 1970, YYYY-MM-DD or
+        /// YYYY-MM-DDTHH:MM[:SS]Z (UTC).
+        #[arg(long, value_name = "TIME")]
+        since: Option<String>,
+        /// Before this time (exclusive); the same forms as --since.
+        #[arg(long, value_name = "TIME")]
+        until: Option<String>,
+        /// Rows whose (redacted) record contains this text, ignoring case.
+        #[arg(long)]
+        text: Option<String>,
+        /// Most rows to show (at most 1000).
         #[arg(long, default_value_t = 100)]
         limit: usize,
-        /// One JSON object per row instead of text.
+        /// The next page: the cursor the previous page printed (same filters).
+        #[arg(long, value_name = "CURSOR")]
+        after: Option<String>,
+        /// One JSON object per row instead of text (the cursor goes to stderr).
+        #[arg(long)]
+        json: bool,
+    },
+    /// One row (by its number, `#N` in `list`) with every row of its tool call and the
+    /// network denials joined to that call.
+    Show {
+        /// The row's number.
+        seq: i64,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -316,6 +444,16 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             run::run(options, &host).await
         }
         Command::Machine {
+            command: MachineCommand::Service { command },
+        } => {
+            let host = open_host(&paths, None).await?;
+            match command {
+                ServiceCommand::Install { json } => service_cmd::install(&host, json).await,
+                ServiceCommand::Uninstall { json } => service_cmd::uninstall(&host, json).await,
+                ServiceCommand::Status { json } => service_cmd::status(&host, json).await,
+            }
+        }
+        Command::Machine {
             command: MachineCommand::Sandbox { command },
         } => {
             let host = open_host(&paths, None).await?;
@@ -326,10 +464,15 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
                 SandboxCommand::Check { provider } => {
                     sandbox_check::check(&host, provider.map(Into::into)).await
                 }
-                SandboxCommand::Setup { provider, yes } => {
+                SandboxCommand::Setup {
+                    provider,
+                    yes,
+                    json,
+                } => {
+                    let provider = provider.map_or(host.config().provider, Into::into);
                     let stdin = std::io::stdin();
                     let mut input = stdin.lock();
-                    machine::setup(&host, provider.into(), yes, &mut input).await
+                    setup_cmd::setup(&host, provider, yes, json, &mut input).await
                 }
             }
         }
@@ -340,9 +483,36 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
                 AuditCommand::Verify { json } => audit_cmd::verify(&host, json).await,
                 AuditCommand::List {
                     session,
+                    kind,
+                    call,
+                    tool,
+                    decision,
+                    enforcement,
+                    status,
+                    since,
+                    until,
+                    text,
                     limit,
+                    after,
                     json,
-                } => audit_cmd::list(&host, session, limit, json).await,
+                } => {
+                    let filters = audit_cmd::ListFilters {
+                        session,
+                        kind,
+                        call,
+                        tool,
+                        decision,
+                        enforcement,
+                        status,
+                        since,
+                        until,
+                        text,
+                        limit,
+                        after,
+                    };
+                    audit_cmd::list(&host, filters, json).await
+                }
+                AuditCommand::Show { seq, json } => audit_cmd::show(&host, seq, json).await,
                 AuditCommand::Export { format, session } => {
                     audit_cmd::export(&host, &format, session).await
                 }
@@ -355,6 +525,21 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             true => sessions_cmd::list(&open_host(&paths, None).await?, json).await,
         },
         Command::Up(options) => up::up(&paths, options).await,
+        Command::Keys { command } => {
+            let host = open_host(&paths, None).await?;
+            match command {
+                KeysCommand::Set {
+                    provider,
+                    no_check,
+                    json,
+                } => keys_cmd::set(&host, provider, !no_check, json).await,
+                KeysCommand::Delete { provider } => keys_cmd::delete(&host, provider).await,
+                KeysCommand::Status { provider, json } => {
+                    keys_cmd::status(&host, provider, json).await
+                }
+                KeysCommand::Test { provider, json } => keys_cmd::test(&host, provider, json).await,
+            }
+        }
         Command::Approvals { command } => {
             let stored = sessions_cmd::stored(&paths);
             match command {

@@ -404,8 +404,9 @@ async fn sandbox_status_and_setup() {
         .run(&["machine", "sandbox", "setup", "--provider", "direct"])
         .await;
     assert_eq!(code, 1, "{stdout}");
+    // The exact change, as a diff of the machine config.
     assert!(
-        stdout.contains("set [sandbox] provider = \"direct\""),
+        stdout.contains("Paddock edits ") && stdout.contains("+provider = \"direct\""),
         "{stdout}"
     );
     let config_file = machine.root.path().join("config/paddock/config.toml");
@@ -425,6 +426,20 @@ async fn sandbox_status_and_setup() {
     let written = std::fs::read_to_string(&config_file).unwrap();
     assert_eq!(written.trim(), "[sandbox]\nprovider = \"direct\"");
     assert!(config_file.with_extension("toml.bak").exists());
+    // Idempotent: a second run changes nothing and says so.
+    let (code, stdout, _) = machine
+        .run(&[
+            "machine",
+            "sandbox",
+            "setup",
+            "--provider",
+            "direct",
+            "--yes",
+        ])
+        .await;
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("nothing to change"), "{stdout}");
+    assert_eq!(std::fs::read_to_string(&config_file).unwrap(), written);
     let (_, stdout, _) = machine
         .run(&["machine", "sandbox", "status", "--json"])
         .await;
