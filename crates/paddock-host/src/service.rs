@@ -16,8 +16,31 @@ use crate::setup::files;
 /// The unit's name.
 pub const UNIT_NAME: &str = "paddock.service";
 
-/// The unit file that runs `paddock up` from `paddock` (an absolute path).
-pub fn unit_text(paddock: &Path) -> String {
+/// The variables the service passes on from the environment it is installed from: where
+/// Paddock's files are and its helper programs (systemd's user manager sets only `HOME`).
+const PASSED_ON: &[&str] = &[
+    "XDG_CONFIG_HOME",
+    "XDG_STATE_HOME",
+    "PADDOCK_TOOL_RUNNER",
+    "PADDOCK_WALL",
+];
+
+/// A value quoted for a systemd `Environment=` line.
+fn systemd_quoted(name: &str, value: &str) -> String {
+    let escaped = value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('%', "%%");
+    format!("Environment=\"{name}={escaped}\"\n")
+}
+
+/// The unit file that runs `paddock up` from `paddock` (an absolute path), with the
+/// variables of [`PASSED_ON`] that `env` sets.
+pub fn unit_text(paddock: &Path, env: &HostEnvironment) -> String {
+    let environment: String = PASSED_ON
+        .iter()
+        .filter_map(|name| env.var(name).map(|value| systemd_quoted(name, value)))
+        .collect();
     format!(
         "# Paddock's API server, installed by `paddock machine service install`.\n\
          # Remove it with `paddock machine service uninstall`.\n\
@@ -27,6 +50,7 @@ pub fn unit_text(paddock: &Path) -> String {
          \n\
          [Service]\n\
          Type=exec\n\
+         {environment}\
          ExecStart={} up\n\
          Restart=on-failure\n\
          RestartSec=5s\n\
@@ -99,6 +123,7 @@ fn systemctl(probes: &dyn MachineProbes, args: &[&str]) -> Result<String, String
 /// The user service, found through `probes` (environment, `systemctl --user`).
 pub struct UserService<'a> {
     probes: &'a dyn MachineProbes,
+    env: HostEnvironment,
     dir: PathBuf,
     user: String,
     linger_dir: PathBuf,
@@ -116,6 +141,7 @@ impl<'a> UserService<'a> {
         })?;
         Ok(Self {
             probes,
+            env: env.clone(),
             dir,
             user: user_name(&env),
             linger_dir,
@@ -168,7 +194,7 @@ impl<'a> UserService<'a> {
         ServiceStatus {
             unit_file: file.display().to_string(),
             installed: text.is_some(),
-            current: text.as_deref() == Some(unit_text(paddock).as_str()),
+            current: text.as_deref() == Some(unit_text(paddock, &self.env).as_str()),
             enabled: self.wants_link().symlink_metadata().is_ok(),
             running,
             lingering: self.linger_dir.join(&self.user).exists(),
@@ -188,7 +214,7 @@ impl<'a> UserService<'a> {
             ));
         }
         let file = self.unit_file();
-        let wanted = unit_text(paddock);
+        let wanted = unit_text(paddock, &self.env);
         let mut done = Vec::new();
         let mut left = Vec::new();
         let before = files::read_optional(&file)?;
@@ -280,8 +306,16 @@ impl<'a> UserService<'a> {
             }
         }
         // `enable` made the wants folder; it goes when nothing else is in it.
+        // So do the folders install created, when nothing else is in them (`remove_dir`
+        // refuses a folder that is not empty).
         if let Some(wants) = link.parent() {
             let _ = std::fs::remove_dir(wants);
+        }
+        if installed {
+            let _ = std::fs::remove_dir(&self.dir);
+            if let Some(systemd) = self.dir.parent() {
+                let _ = std::fs::remove_dir(systemd);
+            }
         }
         if installed {
             let _ = systemctl(self.probes, &["daemon-reload"]);

@@ -99,6 +99,10 @@ impl Home {
         }
     }
 
+    fn env(&self) -> HostEnvironment {
+        self.probes.environment()
+    }
+
     fn service(&self) -> UserService<'_> {
         UserService::new(&self.probes, self.root.path().join("linger")).unwrap()
     }
@@ -153,15 +157,28 @@ fn the_unit_verifies_and_a_broken_one_does_not() {
     let home = Home::new();
     let paddock = paddock_program(&home);
     let unit = home.root.path().join(UNIT_NAME);
-    std::fs::write(&unit, unit_text(&paddock)).unwrap();
+    std::fs::write(&unit, unit_text(&paddock, &home.env())).unwrap();
     let (ok, text) = verify(&home, &unit);
     assert!(ok, "systemd-analyze found problems:\n{text}");
+    // The folders it was installed with are passed on, quoted for systemd.
+    assert!(std::fs::read_to_string(&unit).unwrap().contains(&format!(
+        "Environment=\"XDG_CONFIG_HOME={}/config\"",
+        home.root.path().display()
+    )),);
+    let odd = HostEnvironment::from_vars([("XDG_STATE_HOME", "/srv/my state/100% \"x\"")]);
+    std::fs::write(&unit, unit_text(&paddock, &odd)).unwrap();
+    let (ok, text) = verify(&home, &unit);
+    assert!(ok, "a quoted value must verify:\n{text}");
     // The check can fail: a unit whose program does not exist, or with a key systemd does
     // not know, is reported.
-    let missing = unit_text(&home.root.path().join("bin/no-such-paddock"));
+    let missing = unit_text(&home.root.path().join("bin/no-such-paddock"), &home.env());
     std::fs::write(&unit, missing).unwrap();
     assert!(!verify(&home, &unit).0);
-    std::fs::write(&unit, unit_text(&paddock).replace("Restart=", "Restrat=")).unwrap();
+    std::fs::write(
+        &unit,
+        unit_text(&paddock, &home.env()).replace("Restart=", "Restrat="),
+    )
+    .unwrap();
     let (ok, text) = verify(&home, &unit);
     assert!(!ok && text.contains("Restrat"), "{text}");
 }
@@ -171,7 +188,8 @@ fn install_is_idempotent_status_tells_and_uninstall_leaves_nothing() {
     require_systemd();
     let home = Home::new();
     let paddock = paddock_program(&home);
-    std::fs::create_dir_all(home.root.path().join("config/systemd/user")).unwrap();
+    // A folder of the user's own beside the one install creates.
+    std::fs::create_dir_all(home.root.path().join("config/mine")).unwrap();
     let before = home.config_tree();
     let service = home.service();
 
@@ -180,7 +198,10 @@ fn install_is_idempotent_status_tells_and_uninstall_leaves_nothing() {
 
     let first = service.install(&paddock).unwrap();
     let unit = service.unit_file();
-    assert_eq!(std::fs::read_to_string(&unit).unwrap(), unit_text(&paddock));
+    assert_eq!(
+        std::fs::read_to_string(&unit).unwrap(),
+        unit_text(&paddock, &home.env())
+    );
     assert!(verify(&home, &unit).0, "{}", verify(&home, &unit).1);
     assert!(
         first.done.iter().any(|d| d.starts_with("wrote ")),
@@ -247,6 +268,12 @@ fn a_changed_unit_is_rewritten_with_a_backup_that_uninstall_removes_too() {
     let paddock = paddock_program(&home);
     let service = home.service();
     std::fs::create_dir_all(service.unit_file().parent().unwrap()).unwrap();
+    // Another unit of the user's keeps its folder.
+    std::fs::write(
+        service.unit_file().with_file_name("other.service"),
+        "[Service]\n",
+    )
+    .unwrap();
     let before = home.config_tree();
     std::fs::write(service.unit_file(), "[Service]\nExecStart=/bin/false\n").unwrap();
     assert!(!service.status(&paddock).current);
