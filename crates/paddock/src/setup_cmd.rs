@@ -215,3 +215,57 @@ pub async fn setup(
         ExitCode::from(LEFT_TO_USER)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "test code")]
+
+    use super::*;
+
+    /// A plan as the host sends it: a file edit, a command run as the user, one left to the
+    /// user (root).
+    fn plan() -> SetupPlan {
+        serde_json::from_value(serde_json::json!({
+            "provider": "openshell",
+            "status": {"provider": "openshell", "enforcement": "openshell", "checks": [
+                {"name": "gateway.toml", "ok": false, "detail": "bind mounts are off", "fix": null},
+            ]},
+            "selected": false,
+            "fingerprint": "abc",
+            "steps": [
+                {"id": "gateway-bind-mounts", "check": "gateway.toml",
+                 "summary": "let the gateway bind-mount session folders (docker driver)",
+                 "action": {"kind": "edit_file", "path": "/home/u/.config/openshell/gateway.toml",
+                   "diff": "--- a\n+++ a\n@@ -1,2 +1,2 @@\n [openshell.drivers.docker]\n-enable_bind_mounts = false\n+enable_bind_mounts = true\n"},
+                 "then": "restart the gateway: systemctl --user restart openshell-gateway"},
+                {"id": "pull-image", "check": "image", "summary": "pull the sandbox image now",
+                 "action": {"kind": "run_command", "argv": ["docker", "pull", "img@sha256:00"]},
+                 "then": null},
+                {"id": "install-openshell", "check": "openshell CLI",
+                 "summary": "install OpenShell 0.1.x (needs root)",
+                 "action": {"kind": "by_hand", "command": "sudo apt-get install ./openshell*_0.1.*.deb",
+                   "needs_root": true},
+                 "then": null}
+            ]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_plan_reads_as_exact_changes_and_what_is_left_to_the_user() {
+        insta::assert_snapshot!(render_plan(&plan()));
+    }
+
+    #[test]
+    fn an_outcome_names_backups_failures_and_what_to_do_next() {
+        let outcome: SetupOutcome = serde_json::from_value(serde_json::json!({
+            "applied": [{"id": "gateway-bind-mounts", "detail": "wrote /home/u/.config/openshell/gateway.toml",
+                         "backup": "/home/u/.config/openshell/gateway.toml.bak"}],
+            "failed": {"id": "pull-image", "reason": "`docker pull img@sha256:00` failed (exit 1): denied"},
+            "then": ["restart the gateway: systemctl --user restart openshell-gateway"],
+            "after": serde_json::to_value(plan()).unwrap(),
+        }))
+        .unwrap();
+        insta::assert_snapshot!(render_outcome(&outcome));
+    }
+}
