@@ -141,11 +141,15 @@ mod tests {
 
     #[test]
     fn read_only_protected_paths_are_recognised_in_output() {
-        assert!(hit_read_only("sh: 1: cannot create .bashrc: Read-only file system"));
+        assert!(hit_read_only(
+            "sh: 1: cannot create .bashrc: Read-only file system"
+        ));
         assert!(hit_read_only(
             "error: could not write config file .git/config: Device or resource busy"
         ));
-        assert!(hit_read_only("error: could not lock config file .git/config"));
+        assert!(hit_read_only(
+            "error: could not lock config file .git/config"
+        ));
         assert!(!hit_read_only("Everything up-to-date"));
     }
 }

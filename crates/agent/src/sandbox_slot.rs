@@ -129,9 +129,7 @@ impl SandboxSlot {
             return Ok(());
         };
         let request = request();
-        if let Err(e) = old.close().await {
-            tracing::warn!(sandbox = old.id(), "closing the old sandbox failed: {e}");
-        }
+        close_and_record(old.as_ref(), events).await?;
         // Before the new wall takes what is there as its start: what the old one's processes
         // left behind is found and undone now.
         if let Some(files) = old.protected().cloned() {
@@ -154,14 +152,17 @@ impl SandboxSlot {
         Ok(())
     }
 
-    /// Tears the sandbox down, if one is live; returns its protected files for a last sweep
-    /// (its processes are gone by then).
-    pub(crate) async fn close(&self) -> Option<Arc<ProtectedFiles>> {
-        let sandbox = self.current.write().await.take()?;
-        if let Err(e) = sandbox.close().await {
-            tracing::warn!(sandbox = sandbox.id(), "closing the sandbox failed: {e}");
-        }
-        sandbox.protected().cloned()
+    /// Tears the sandbox down, if one is live, and records what the close found; returns its
+    /// protected files for a last sweep (its processes are gone by then).
+    pub(crate) async fn close(
+        &self,
+        events: &SessionEvents,
+    ) -> Result<Option<Arc<ProtectedFiles>>, SlotError> {
+        let Some(sandbox) = self.current.write().await.take() else {
+            return Ok(None);
+        };
+        close_and_record(sandbox.as_ref(), events).await?;
+        Ok(sandbox.protected().cloned())
     }
 
     /// The live sandbox's protected files, if a sandbox is live.
@@ -218,4 +219,25 @@ impl SandboxSlot {
             }
         }
     }
+}
+
+/// Closes `sandbox` and commits a `sandbox_closed` event with the checks the close ran on
+/// what the sandbox left (set-id files stripped from the read-write folders), so they reach
+/// the audit trail. A close that fails is logged; the sandbox is gone from the slot either way.
+async fn close_and_record(sandbox: &dyn Sandbox, events: &SessionEvents) -> Result<(), SlotError> {
+    match sandbox.close().await {
+        Ok(closed) => {
+            events
+                .emit(
+                    None,
+                    EventMsg::SandboxClosed {
+                        sandbox_id: sandbox.id().to_owned(),
+                        checks: closed.checks,
+                    },
+                )
+                .await?;
+        }
+        Err(e) => tracing::warn!(sandbox = sandbox.id(), "closing the sandbox failed: {e}"),
+    }
+    Ok(())
 }

@@ -380,11 +380,18 @@ impl Actor {
             turn.cancel.cancel();
             let _ = turn.task.await;
         }
-        // The sandbox's processes are gone now: what one left behind is found here.
-        if let Some(files) = self.shared.slot.close().await
-            && let Err(e) = crate::protected::sweep(&self.shared, None, None, files).await
-        {
-            tracing::warn!(session = %self.shared.id, "recording the sweep at close failed: {e}");
+        // The sandbox's processes are gone now: what the close found is recorded, and what
+        // one left behind is found here.
+        match self.shared.slot.close(&self.shared.events).await {
+            Ok(Some(files)) => {
+                if let Err(e) = crate::protected::sweep(&self.shared, None, None, files).await {
+                    tracing::warn!(session = %self.shared.id, "recording the sweep at close failed: {e}");
+                }
+            }
+            Ok(None) => {}
+            Err(e) => {
+                tracing::warn!(session = %self.shared.id, "recording the sandbox's close failed: {e}");
+            }
         }
         self.shared
             .events

@@ -17,7 +17,9 @@ use crate::tools::{CallTarget, PreparedCall};
 pub(crate) enum Approval {
     /// `protected_write`: the user approved a call a safety check flagged as writing a file
     /// the host runs later.
-    Granted { protected_write: bool },
+    Granted {
+        protected_write: bool,
+    },
     /// Denied; the text is what the model is told.
     Denied(String),
     Interrupted,

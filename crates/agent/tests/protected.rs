@@ -267,8 +267,10 @@ async fn what_a_leftover_process_plants_is_caught_at_turn_end_and_at_close() {
             text: "start the watcher".into(),
         })
         .unwrap();
-    h.until(|m| matches!(m, EventMsg::ToolCallAwaitingApproval { call_id, .. } if call_id == "leave"))
-        .await;
+    h.until(
+        |m| matches!(m, EventMsg::ToolCallAwaitingApproval { call_id, .. } if call_id == "leave"),
+    )
+    .await;
     decide(
         &session,
         "leave",

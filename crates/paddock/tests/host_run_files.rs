@@ -441,9 +441,7 @@ async fn what_a_build_tool_plants_is_refused_or_caught() {
         "{quarantined:?}"
     );
     // Each one is in the audit trail, and the chain holds.
-    let (code, exported, _) = machine
-        .run(&["audit", "export", "--format", "jsonl"])
-        .await;
+    let (code, exported, _) = machine.run(&["audit", "export", "--format", "jsonl"]).await;
     assert_eq!(code, 0);
     let audited: Vec<Value> = exported
         .lines()

@@ -8,8 +8,8 @@ use serde_json::Value;
 use ts_rs::TS;
 
 use crate::sandbox::{
-    Attestation, DraftedRule, EnforcementLevel, FolderGrant, NetworkDenial, ProtectedAction,
-    ProviderKind,
+    Attestation, CanaryResult, DraftedRule, EnforcementLevel, FolderGrant, NetworkDenial,
+    ProtectedAction, ProviderKind,
 };
 use crate::session::{ApprovalScope, SessionSettings, StandingApproval};
 
@@ -197,6 +197,14 @@ pub enum EventMsg {
         attestation: Attestation,
         reason: String,
     },
+    /// A sandbox was torn down (at the session's close, or before a rebuild), with the checks
+    /// the host ran on what it left: `set_id_files_stripped` names every set-uid or set-gid
+    /// file found in the read-write folders and stripped (a failed check: one that could not
+    /// be stripped).
+    SandboxClosed {
+        sandbox_id: String,
+        checks: Vec<CanaryResult>,
+    },
     /// The wall cannot be built; the turn ends and nothing runs unconfined.
     SandboxRefused {
         reason: String,
@@ -329,6 +337,7 @@ impl EventMsg {
             EventMsg::SandboxProvisioning { .. } => "sandbox_provisioning",
             EventMsg::SandboxReady { .. } => "sandbox_ready",
             EventMsg::SandboxRecreated { .. } => "sandbox_recreated",
+            EventMsg::SandboxClosed { .. } => "sandbox_closed",
             EventMsg::SandboxRefused { .. } => "sandbox_refused",
             EventMsg::TurnStarted { .. } => "turn_started",
             EventMsg::ModelTextDelta { .. } => "model_text_delta",

@@ -19,7 +19,7 @@ use tool_protocol::{ErrorCode, Stat, ToolRequest};
 use crate::attestation::{self, config_hash};
 use crate::error::ProviderError;
 use crate::runner_client::{CallError, OutputChunk, RunnerConnection};
-use crate::sandbox::{Sandbox, SandboxProvider, SandboxRequest, ToolCallOutcome};
+use crate::sandbox::{ClosedSandbox, Sandbox, SandboxProvider, SandboxRequest, ToolCallOutcome};
 use crate::spawn::{self, runner_args};
 
 /// What a user is told wherever direct mode is in use.
@@ -213,17 +213,19 @@ impl Sandbox for DirectSandbox {
         }
     }
 
-    async fn close(&self) -> Result<(), ProviderError> {
+    /// No wall, no sweep: `direct` confines nothing, so nothing is checked at close.
+    async fn close(&self) -> Result<ClosedSandbox, ProviderError> {
         let Some(mut child) = self.child.lock().await.take() else {
-            return Ok(());
+            return Ok(ClosedSandbox::default());
         };
         // A shutdown frame ends a stdio-mode runner; give it a moment, then make sure.
         self.connection.shutdown(Duration::from_secs(2)).await;
         match tokio::time::timeout(Duration::from_secs(2), child.wait()).await {
-            Ok(_) => Ok(()),
+            Ok(_) => Ok(ClosedSandbox::default()),
             Err(_) => child
                 .kill()
                 .await
+                .map(|()| ClosedSandbox::default())
                 .map_err(|e| ProviderError::io("stopping the tool-runner", e)),
         }
     }

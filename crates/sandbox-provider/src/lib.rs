@@ -29,5 +29,6 @@ mod spawn;
 pub use error::ProviderError;
 pub use runner_client::{CallError, ConnectError, OutputChunk, RunnerConnection};
 pub use sandbox::{
-    NoLiveSessions, Sandbox, SandboxProvider, SandboxRequest, SessionOwners, ToolCallOutcome,
+    ClosedSandbox, NoLiveSessions, Sandbox, SandboxProvider, SandboxRequest, SessionOwners,
+    ToolCallOutcome,
 };

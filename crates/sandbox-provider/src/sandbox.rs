@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use protocol::{
-    Attestation, DraftedRule, EnforcementLevel, FolderGrant, MachineSandboxStatus, NetworkDenial,
-    NetworkProfileName, ProviderKind,
+    Attestation, CanaryResult, DraftedRule, EnforcementLevel, FolderGrant, MachineSandboxStatus,
+    NetworkDenial, NetworkProfileName, ProviderKind,
 };
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -40,6 +40,13 @@ pub struct ToolCallOutcome {
     pub result: Result<ToolResult, CallError>,
     pub denials: Vec<NetworkDenial>,
     pub notes: Vec<String>,
+}
+
+/// What closing a sandbox found: the checks the host ran on what the sandbox left behind
+/// (the set-id sweep of the read-write folders), for the audit trail.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClosedSandbox {
+    pub checks: Vec<CanaryResult>,
 }
 
 /// Builds walls of one kind. One instance per machine configuration.
@@ -111,8 +118,10 @@ pub trait Sandbox: Send + Sync {
         cancel: &CancellationToken,
     ) -> ToolCallOutcome;
 
-    /// Tears the sandbox down (deleting copies of credential entries with it).
-    async fn close(&self) -> Result<(), ProviderError>;
+    /// Tears the sandbox down (deleting copies of credential entries with it) and checks what
+    /// it left in the read-write folders. A second close finds nothing to do and checks
+    /// nothing.
+    async fn close(&self) -> Result<ClosedSandbox, ProviderError>;
 
     /// Adds `host` (`name`, `name:port`, `*.name`) to the running wall's network policy without
     /// a rebuild. `Ok(false)` when this wall fixes its policy at start (the caller rebuilds it

@@ -79,8 +79,9 @@ impl SetIdSweep {
     }
 }
 
-/// The sweep at a wall's close: what it stripped or could not strip is logged as a warning
-/// (the next start's sweep records the state in that session's attestation).
+/// The sweep at a wall's close: what it stripped or could not strip is logged as a warning and
+/// returned; the close hands it to the session, which records it (`sandbox_closed`) in the
+/// audit trail before the session's end is committed.
 pub fn sweep_at_close(sandbox: &str, folders: &[FolderGrant]) -> SetIdSweep {
     let report = sweep(folders);
     if !report.stripped.is_empty() || !report.failed.is_empty() {

@@ -18,7 +18,7 @@ use crate::local::proxy::{DenialLog, ProxyStats};
 use crate::local::resources::WallCgroup;
 use crate::protected::ProtectedFiles;
 use crate::runner_client::{OutputChunk, RunnerConnection};
-use crate::sandbox::{Sandbox, ToolCallOutcome};
+use crate::sandbox::{ClosedSandbox, Sandbox, ToolCallOutcome};
 use crate::sandbox_folder::remove_sandbox_folder;
 
 /// A running local wall.
@@ -166,8 +166,9 @@ impl Sandbox for LocalSandbox {
         }
     }
 
-    async fn close(&self) -> Result<(), ProviderError> {
+    async fn close(&self) -> Result<ClosedSandbox, ProviderError> {
         let child = self.child.lock().await.take();
+        let first_close = child.is_some();
         if let Some(mut child) = child {
             self.connection.shutdown(Duration::from_secs(2)).await;
             drop(child.stdin.take());
@@ -189,10 +190,15 @@ impl Sandbox for LocalSandbox {
             None => Ok(()),
         };
         // After the cgroup is gone, so nothing of the sandbox still runs.
-        crate::set_id_sweep::sweep_at_close(&self.id, &self.folders);
+        let checks = if first_close {
+            vec![crate::set_id_sweep::sweep_at_close(&self.id, &self.folders).canary()]
+        } else {
+            Vec::new()
+        };
         remove_sandbox_folder(&self.dir)
             .map_err(|e| ProviderError::io(format!("removing {}", self.dir.display()), e))?;
-        cgroup.map_err(|reason| ProviderError::Unavailable { reason })
+        cgroup.map_err(|reason| ProviderError::Unavailable { reason })?;
+        Ok(ClosedSandbox { checks })
     }
 }
 

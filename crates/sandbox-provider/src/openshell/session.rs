@@ -21,7 +21,7 @@ use super::transport::GatewayError;
 use crate::attestation::now_ms;
 use crate::error::ProviderError;
 use crate::runner_client::{CallError, OutputChunk, RunnerConnection};
-use crate::sandbox::{Sandbox, SandboxRequest, ToolCallOutcome};
+use crate::sandbox::{ClosedSandbox, Sandbox, SandboxRequest, ToolCallOutcome};
 
 /// How long the runner has to say hello on a fresh attach.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
@@ -468,11 +468,15 @@ impl Sandbox for OpenShellSandbox {
         Ok(rule.to_drafted())
     }
 
-    async fn close(&self) -> Result<(), ProviderError> {
+    async fn close(&self) -> Result<ClosedSandbox, ProviderError> {
         if self.closed.swap(true, Ordering::AcqRel) {
-            return Ok(());
+            return Ok(ClosedSandbox::default());
         }
-        crate::set_id_sweep::sweep_at_close(&self.name, &self.request.folders);
+        let closed = ClosedSandbox {
+            checks: vec![
+                crate::set_id_sweep::sweep_at_close(&self.name, &self.request.folders).canary(),
+            ],
+        };
         // Dropping the stream closes the attach command's stdin; the runner keeps serving.
         self.connection.lock().await.take();
         if self.keep {
@@ -485,8 +489,8 @@ impl Sandbox for OpenShellSandbox {
             if let Some(home) = home {
                 home.leave();
             }
-            return Ok(());
+            return Ok(closed);
         }
-        self.delete().await
+        self.delete().await.map(|()| closed)
     }
 }
