@@ -101,6 +101,12 @@ impl EventStream {
         self.last
     }
 
+    /// True while the events handed out come from the log (at the start, and after falling
+    /// behind the live buffer), false once they are live.
+    pub fn replaying(&self) -> bool {
+        self.catching_up || !self.buffered.is_empty()
+    }
+
     /// How often the stream fell behind the live buffer and was caught up from the log.
     pub fn resyncs(&self) -> u64 {
         self.resyncs

@@ -34,7 +34,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::assets::StaticAssets;
 use crate::auth::{ApiToken, Exposure, Tickets, TokenError};
-use crate::state::AppState;
+use crate::state::{AppState, EventSocketStats};
 
 /// The TLS certificate chain and key (PEM files).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -172,6 +172,7 @@ impl Server {
             tickets: Arc::new(Tickets::default()),
             assets: config.assets,
             shutdown: CancellationToken::new(),
+            event_sockets: Arc::default(),
         };
         Ok(Self {
             listener,
@@ -200,6 +201,11 @@ impl Server {
     /// Warnings to show at start (no TLS on a remote address, the `direct` wall).
     pub fn warnings(&self) -> &[String] {
         &self.warnings
+    }
+
+    /// The event sockets' counters (open sockets, clients disconnected for being too slow).
+    pub fn event_sockets(&self) -> Arc<EventSocketStats> {
+        Arc::clone(&self.state.event_sockets)
     }
 
     /// The token, for a client in this process (tests; the desktop shell).

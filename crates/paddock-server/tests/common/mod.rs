@@ -12,12 +12,14 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
 use paddock_host::paths::Paths;
 use paddock_host::wiring::Helpers;
 use paddock_host::{Host, HostOptions};
+use paddock_server::state::EventSocketStats;
 use paddock_server::{Server, ServerConfig};
 use protocol::{Event, EventMsg};
 use serde_json::Value;
@@ -72,6 +74,8 @@ pub struct TestServer {
     pub token: String,
     pub model: FakeModelServer,
     pub client: reqwest::Client,
+    /// The server's event-socket counters.
+    pub sockets: Arc<EventSocketStats>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
 }
@@ -107,6 +111,7 @@ impl TestServer {
         let addr = server.local_addr().unwrap();
         let token = server.token().to_owned();
         let base = server.url().to_owned();
+        let sockets = server.event_sockets();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(server.run(async {
             let _ = stopped.await;
@@ -120,6 +125,7 @@ impl TestServer {
             token,
             model,
             client: reqwest::Client::new(),
+            sockets,
             stop: Some(stop),
             task: Some(task),
         }
