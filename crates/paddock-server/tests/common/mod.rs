@@ -87,6 +87,11 @@ impl TestServer {
 
     /// With `extra` appended to the machine config.
     pub async fn start_with_config(extra: &str) -> Self {
+        Self::start_serving(extra, ServerConfig::loopback(0)).await
+    }
+
+    /// With `extra` appended to the machine config, served as `config` says.
+    pub async fn start_serving(extra: &str, config: ServerConfig) -> Self {
         set_model_key();
         let model = FakeModelServer::start().await.unwrap();
         let root = temp_dir();
@@ -97,17 +102,24 @@ impl TestServer {
             format!("{}{extra}", model_config(&model)),
         )
         .unwrap();
-        Self::open(root, paths, model).await
+        Self::open_serving(root, paths, model, config).await
     }
 
     /// A server on an existing machine folder (a restart).
     pub async fn open(root: tempfile::TempDir, paths: Paths, model: FakeModelServer) -> Self {
+        Self::open_serving(root, paths, model, ServerConfig::loopback(0)).await
+    }
+
+    async fn open_serving(
+        root: tempfile::TempDir,
+        paths: Paths,
+        model: FakeModelServer,
+        config: ServerConfig,
+    ) -> Self {
         let mut options = HostOptions::new(paths.clone());
         options.helpers = Some(helpers());
         let host = Host::open(options).await.unwrap();
-        let server = Server::bind(host.clone(), ServerConfig::loopback(0))
-            .await
-            .unwrap();
+        let server = Server::bind(host.clone(), config).await.unwrap();
         let addr = server.local_addr().unwrap();
         let token = server.token().to_owned();
         let base = server.url().to_owned();
