@@ -1,0 +1,101 @@
+// Shared by the browser end-to-end tests: Debian's Chromium driven by playwright-core (no
+// browser download), and the UI under test.
+import { mkdtemp, mkdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const uiRoot = fileURLToPath(new URL("..", import.meta.url));
+export const artifactsDir = join(uiRoot, "e2e", "artifacts");
+
+const CHROMIUM = process.env.PADDOCK_CHROMIUM ?? "/usr/bin/chromium";
+
+/** Flags for a quiet, offline-friendly Chromium running as root in CI. */
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+/** Launches a headless Chromium with a fresh profile; `close()` removes it again. */
+export async function launchBrowser() {
+  const profile = await mkdtemp(join(tmpdir(), "paddock-e2e-profile-"));
+  let context;
+  try {
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: CHROMIUM_ARGS,
+      viewport: { width: 1280, height: 800 },
+    });
+  } catch (error) {
+    await rm(profile, { recursive: true, force: true });
+    throw new Error(
+      `could not start Chromium at ${CHROMIUM} (install Debian's \`chromium\`, or run \`cargo xtask setup\`): ${error.message}`,
+    );
+  }
+  return {
+    context,
+    async close() {
+      await context.close();
+      await rm(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The UI under test: `PADDOCK_UI_URL` when set (a running `paddock up`), else the built
+ * `ui/dist` served by Vite's preview server on a free loopback port.
+ */
+export async function startUi() {
+  if (process.env.PADDOCK_UI_URL) {
+    return { url: process.env.PADDOCK_UI_URL.replace(/\/+$/, ""), async close() {} };
+  }
+  const { preview } = await import("vite");
+  const server = await preview({
+    root: uiRoot,
+    logLevel: "silent",
+    preview: { host: "127.0.0.1", port: 0, strictPort: false, open: false },
+  });
+  const address = server.httpServer.address();
+  if (!address || typeof address === "string") {
+    throw new Error("the preview server has no TCP address");
+  }
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    async close() {
+      await server.close();
+    },
+  };
+}
+
+/** Saves a full-page screenshot as `e2e/artifacts/<name>.png` and returns its path. */
+export async function screenshot(page, name) {
+  await mkdir(artifactsDir, { recursive: true });
+  const path = join(artifactsDir, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}
+
+/** Runs axe-core in the page and returns the violations of serious or critical impact. */
+export async function seriousAccessibilityViolations(page) {
+  const axePath = fileURLToPath(import.meta.resolve("axe-core/axe.min.js"));
+  await page.addScriptTag({ path: axePath });
+  const result = await page.evaluate(async () => {
+    // eslint-disable-next-line no-undef
+    return await window.axe.run(document, { resultTypes: ["violations"] });
+  });
+  return result.violations
+    .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
+    .map((violation) => ({
+      id: violation.id,
+      impact: violation.impact,
+      help: violation.help,
+      targets: violation.nodes.map((node) => node.target.join(" ")),
+    }));
+}
