@@ -87,7 +87,6 @@ export async function seriousAccessibilityViolations(page) {
   const axePath = fileURLToPath(import.meta.resolve("axe-core/axe.min.js"));
   await page.addScriptTag({ path: axePath });
   const result = await page.evaluate(async () => {
-    // eslint-disable-next-line no-undef
     return await window.axe.run(document, { resultTypes: ["violations"] });
   });
   return result.violations

@@ -9,10 +9,12 @@
 
 mod architecture;
 mod bench_smoke;
+mod desktop;
 mod fuzz_smoke;
 mod json;
 mod system;
 mod tasks;
+mod ui;
 
 use std::process::ExitCode;
 
@@ -29,6 +31,14 @@ cargo xtask <task>
               (--check: fail when they are not current)
   test        the whole test suite (nextest, then doc tests)
   runner      build the static tool-runner that is mounted into sandboxes; prints its path
+  ui build    install the web UI's npm packages (npm ci) and build ui/dist
+  ui check    the web UI's lint (ESLint), type-check (tsc) and unit tests (Vitest)
+  ui e2e      the web UI's end-to-end tests in Debian's Chromium (playwright-core)
+  desktop [build] [--release]
+              build the web UI, then the desktop app (paddock-desktop); prints its path
+  desktop smoke
+              the desktop app under Xvfb, driven through tauri-driver (WebDriver); saves a
+              screenshot in target/desktop-smoke/
   bench       run the benchmarks; figures go in docs/performance.md
   bench-smoke re-measure the headline ratios of docs/performance.md; fails when one regresses
               past its stated margin
@@ -51,6 +61,8 @@ fn main() -> ExitCode {
         "codegen" => tasks::codegen(rest),
         "test" => tasks::test(rest),
         "runner" => tasks::runner().map(|path| println!("{}", path.display())),
+        "ui" => ui::task(rest),
+        "desktop" => desktop::task(rest),
         "bench" => tasks::bench(rest),
         "bench-smoke" => bench_smoke::bench_smoke(),
         "fuzz" => tasks::fuzz(rest),

@@ -72,15 +72,55 @@ pub const TEST_EXTRA_PACKAGES: &[Package] = &[
     },
 ];
 
+/// What building the desktop app (`src-tauri`, a workspace member) needs. Only the WebKitGTK
+/// development package: it brings GTK 3, libsoup 3, JavaScriptCore and libdbus (measured; the
+/// rest of Tauri's published list is not used by this build).
+pub const DESKTOP_BUILD_PACKAGES: &[Package] = &[Package {
+    name: "libwebkit2gtk-4.1-dev",
+    why: "the desktop app's webview (WebKitGTK 4.1, GTK 3, libsoup 3); the workspace builds it",
+}];
+
+/// What the desktop app's WebDriver smoke test needs at run time.
+pub const DESKTOP_SMOKE_PACKAGES: &[Package] = &[
+    Package {
+        name: "xvfb",
+        why: "a virtual X display for the desktop app under test",
+    },
+    Package {
+        name: "xauth",
+        why: "X authority files for Xvfb",
+    },
+    Package {
+        name: "webkit2gtk-driver",
+        why: "WebKitWebDriver, which tauri-driver starts to drive the desktop app's webview",
+    },
+    Package {
+        name: "dbus",
+        why: "a session bus for the desktop app's single-instance check",
+    },
+];
+
+/// What the browser end-to-end tests need: Debian's Chromium (browser downloads do not work
+/// here; playwright-core drives this one).
+pub const BROWSER_E2E_PACKAGES: &[Package] = &[Package {
+    name: "chromium",
+    why: "the browser the web UI's end-to-end tests run in (playwright-core)",
+}];
+
 /// Installs what running the product and its whole test suite needs.
 pub fn ensure_test_packages() -> Result<(), String> {
-    let all: Vec<&Package> = RUN_PACKAGES.iter().chain(TEST_EXTRA_PACKAGES).collect();
-    ensure(&all)
+    ensure(&[
+        RUN_PACKAGES,
+        TEST_EXTRA_PACKAGES,
+        DESKTOP_BUILD_PACKAGES,
+        DESKTOP_SMOKE_PACKAGES,
+        BROWSER_E2E_PACKAGES,
+    ])
 }
 
 /// Installs what running the product needs.
 pub fn ensure_run_packages() -> Result<(), String> {
-    ensure(&RUN_PACKAGES.iter().collect::<Vec<_>>())
+    ensure(&[RUN_PACKAGES])
 }
 
 fn installed(name: &str) -> bool {
@@ -99,9 +139,14 @@ fn is_root() -> bool {
         .unwrap_or(false)
 }
 
-/// Installs every package of `packages` that is missing; does nothing when all are present.
-fn ensure(packages: &[&Package]) -> Result<(), String> {
-    let missing: Vec<&&Package> = packages.iter().filter(|p| !installed(p.name)).collect();
+/// Installs every package of `groups` that is missing; does nothing when all are present.
+pub fn ensure(groups: &[&[Package]]) -> Result<(), String> {
+    let mut missing: Vec<&Package> = Vec::new();
+    for package in groups.iter().flat_map(|group| group.iter()) {
+        if !installed(package.name) && !missing.iter().any(|m| m.name == package.name) {
+            missing.push(package);
+        }
+    }
     if missing.is_empty() {
         return Ok(());
     }

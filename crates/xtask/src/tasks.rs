@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::{bench_smoke, fuzz_smoke, system};
+use crate::{bench_smoke, desktop, fuzz_smoke, system, ui};
 
 /// The workspace root (xtask lives in `crates/xtask`).
 pub(crate) fn root() -> PathBuf {
@@ -190,7 +190,10 @@ pub fn codegen(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// Rust formatting and clippy over the whole workspace (which embeds the built UI, so it is
+/// built first).
 pub fn lint() -> Result<(), String> {
+    ui::build()?;
     let mut fmt = cargo();
     fmt.args(["fmt", "--all", "--check"]);
     run(fmt)?;
@@ -224,6 +227,7 @@ fn ensure_nextest() -> Result<(), String> {
 pub fn test(args: &[String]) -> Result<(), String> {
     system::ensure_test_packages()?;
     ensure_nextest()?;
+    ui::build()?;
     let mut nextest = cargo();
     nextest
         .args([
@@ -247,12 +251,22 @@ pub fn test(args: &[String]) -> Result<(), String> {
     run(doc)
 }
 
+/// Everything CI checks. The workspace's test build also builds the desktop app (its
+/// integration test runs the binary), so CI builds it once, with the tests' feature selection.
 pub fn ci() -> Result<(), String> {
     system::ensure_test_packages()?;
+    ui::check()?;
     lint()?;
     check_deps()?;
     codegen(&["--check".to_owned()])?;
     test(&[])?;
+    let desktop = desktop::debug_binary();
+    if !desktop.is_file() {
+        return Err(format!(
+            "the test build did not produce the desktop app at {}",
+            desktop.display()
+        ));
+    }
     bench_smoke::bench_smoke()?;
     fuzz_smoke::fuzz_smoke(&[])
 }

@@ -1,0 +1,275 @@
+//! The desktop app's tasks: build it, and the WebDriver smoke test of the real app under Xvfb
+//! (tauri-driver ^2 and WebKitWebDriver, a D-Bus session bus, a keep-alive WebDriver client).
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::system;
+use crate::tasks::{cargo, root, run};
+use crate::ui;
+
+/// `cargo xtask desktop [build [--release] | smoke]`.
+pub fn task(args: &[String]) -> Result<(), String> {
+    let rest: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
+    match args.first().map(String::as_str) {
+        None | Some("build") => {
+            let release = match rest.as_slice() {
+                [] => false,
+                ["--release"] => true,
+                other => return Err(format!("unexpected arguments: {}", other.join(" "))),
+            };
+            let binary = build(release)?;
+            println!("{}", binary.display());
+            Ok(())
+        }
+        Some("smoke") => smoke(),
+        Some(other) => Err(format!(
+            "unknown desktop task `{other}`: use `desktop build [--release]` or `desktop smoke`"
+        )),
+    }
+}
+
+/// The debug binary's path (where `cargo build` and the workspace's test build put it).
+pub fn debug_binary() -> PathBuf {
+    root().join("target").join("debug").join("paddock-desktop")
+}
+
+/// Builds the web UI, then the desktop app; returns the binary's path. A release build turns on
+/// `custom-protocol`, as `tauri build` would.
+pub fn build(release: bool) -> Result<PathBuf, String> {
+    system::ensure(&[system::DESKTOP_BUILD_PACKAGES])?;
+    ui::build()?;
+    let mut command = cargo();
+    command.args(["build", "--locked", "--package", "paddock-desktop"]);
+    if release {
+        command.args(["--release", "--features", "custom-protocol"]);
+    }
+    run(command)?;
+    let profile = if release { "release" } else { "debug" };
+    Ok(root().join("target").join(profile).join("paddock-desktop"))
+}
+
+/// The WebDriver smoke test: the real app under Xvfb, driven through tauri-driver; the
+/// screenshot lands in `target/desktop-smoke/`.
+pub fn smoke() -> Result<(), String> {
+    system::ensure(&[
+        system::DESKTOP_BUILD_PACKAGES,
+        system::DESKTOP_SMOKE_PACKAGES,
+    ])?;
+    let binary = build(false)?;
+    smoke_with(&binary)
+}
+
+/// The smoke test against an already built binary (CI builds it once, in the test build).
+pub fn smoke_with(binary: &Path) -> Result<(), String> {
+    if !binary.is_file() {
+        return Err(format!(
+            "{} does not exist: build it with `cargo xtask desktop build`",
+            binary.display()
+        ));
+    }
+    system::ensure(&[system::DESKTOP_SMOKE_PACKAGES])?;
+    let tauri_driver = ensure_tauri_driver()?;
+    let artifacts = root().join("target").join("desktop-smoke");
+    std::fs::create_dir_all(&artifacts).map_err(|e| format!("{}: {e}", artifacts.display()))?;
+
+    let display = free_display()?;
+    let xvfb = Guard::spawn(
+        "Xvfb",
+        Command::new("Xvfb").args([
+            display.as_str(),
+            "-screen",
+            "0",
+            "1280x820x24",
+            "-nolisten",
+            "tcp",
+        ]),
+    )?;
+    wait_for_display(&display)?;
+    let bus = SessionBus::start()?;
+    let port = free_port()?;
+    let native_port = free_port()?;
+    let log_path = artifacts.join("tauri-driver.log");
+    let log =
+        std::fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
+    let log_err = log
+        .try_clone()
+        .map_err(|e| format!("{}: {e}", log_path.display()))?;
+    let mut driver_command = Command::new(&tauri_driver);
+    driver_command
+        .args([
+            "--port",
+            &port.to_string(),
+            "--native-port",
+            &native_port.to_string(),
+        ])
+        .env("DISPLAY", &display)
+        .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
+        .stdout(log)
+        .stderr(log_err);
+    let driver = Guard::spawn("tauri-driver", &mut driver_command)?;
+    wait_for_port(port)?;
+
+    let mut test = Command::new("node");
+    test.current_dir(ui::dir())
+        .args(["--test", "e2e-desktop/"])
+        .env("PADDOCK_DESKTOP_BIN", binary)
+        .env("TAURI_DRIVER_URL", format!("http://127.0.0.1:{port}"))
+        .env("PADDOCK_SMOKE_ARTIFACTS", &artifacts)
+        .env("DISPLAY", &display)
+        .env("DBUS_SESSION_BUS_ADDRESS", &bus.address);
+    let outcome = run(test);
+    drop(driver);
+    drop(bus);
+    drop(xvfb);
+    match outcome {
+        Ok(()) => {
+            println!(
+                "desktop smoke: screenshot in {}",
+                artifacts.join("desktop-sandbox.png").display()
+            );
+            Ok(())
+        }
+        Err(e) => Err(format!("{e}\n(tauri-driver's log: {})", log_path.display())),
+    }
+}
+
+/// `tauri-driver` 2.x on PATH or in cargo's bin folder, installed with `cargo install` when
+/// missing (the 3.0 alphas on the registry are not for Tauri 2).
+fn ensure_tauri_driver() -> Result<PathBuf, String> {
+    let cargo_bin = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cargo")))
+        .map(|home| home.join("bin").join("tauri-driver"));
+    let candidates = [Some(PathBuf::from("tauri-driver")), cargo_bin];
+    for candidate in candidates.iter().flatten() {
+        if Command::new(candidate)
+            .arg("--help")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok()
+        {
+            return Ok(candidate.clone());
+        }
+    }
+    let mut install = cargo();
+    install.args(["install", "tauri-driver", "--locked", "--version", "^2"]);
+    run(install)?;
+    candidates
+        .iter()
+        .flatten()
+        .find(|c| c.is_absolute() && c.is_file())
+        .cloned()
+        .ok_or_else(|| "tauri-driver was installed but is not in cargo's bin folder".to_string())
+}
+
+/// A child process killed (with its process group) when dropped.
+struct Guard {
+    name: &'static str,
+    child: Child,
+}
+
+impl Guard {
+    fn spawn(name: &'static str, command: &mut Command) -> Result<Self, String> {
+        use std::os::unix::process::CommandExt as _;
+        let child = command
+            .process_group(0)
+            .spawn()
+            .map_err(|e| format!("could not start {name}: {e}"))?;
+        Ok(Self { name, child })
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        // The group: tauri-driver's WebKitWebDriver and the app it started go too.
+        let group = format!("-{}", self.child.id());
+        let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
+        if self.child.wait().is_err() {
+            println!("desktop smoke: could not reap {}", self.name);
+        }
+    }
+}
+
+/// A private D-Bus session bus (single-instance registers its name there).
+struct SessionBus {
+    address: String,
+    _daemon: Guard,
+}
+
+impl SessionBus {
+    fn start() -> Result<Self, String> {
+        let mut command = Command::new("dbus-daemon");
+        command
+            .args(["--session", "--nofork", "--print-address=1"])
+            .stdout(Stdio::piped());
+        let mut daemon = Guard::spawn("dbus-daemon", &mut command)?;
+        let stdout = daemon
+            .child
+            .stdout
+            .take()
+            .ok_or("dbus-daemon has no stdout")?;
+        let mut address = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut address)
+            .map_err(|e| format!("reading dbus-daemon's address: {e}"))?;
+        let address = address.trim().to_string();
+        if address.is_empty() {
+            return Err("dbus-daemon printed no address".into());
+        }
+        Ok(Self {
+            address,
+            _daemon: daemon,
+        })
+    }
+}
+
+fn free_port() -> Result<u16, String> {
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
+    listener
+        .local_addr()
+        .map(|a| a.port())
+        .map_err(|e| format!("no free port: {e}"))
+}
+
+/// The first X display number with no server (no socket, no lock file).
+fn free_display() -> Result<String, String> {
+    (90..200)
+        .find(|n| {
+            !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
+                && !Path::new(&format!("/tmp/.X{n}-lock")).exists()
+        })
+        .map(|n| format!(":{n}"))
+        .ok_or_else(|| "no free X display number between :90 and :199".to_string())
+}
+
+/// How long a service may take to come up before the task gives up (a wait, not a measurement).
+const STARTUP_LIMIT: Duration = Duration::from_secs(30);
+
+fn wait_until(what: &str, ready: impl Fn() -> bool) -> Result<(), String> {
+    let started = Instant::now();
+    while !ready() {
+        if started.elapsed() > STARTUP_LIMIT {
+            return Err(format!("{what} did not come up within {STARTUP_LIMIT:?}"));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(())
+}
+
+fn wait_for_display(display: &str) -> Result<(), String> {
+    let socket = format!("/tmp/.X11-unix/X{}", display.trim_start_matches(':'));
+    wait_until(&format!("Xvfb on {display}"), || {
+        Path::new(&socket).exists()
+    })
+}
+
+fn wait_for_port(port: u16) -> Result<(), String> {
+    wait_until(&format!("tauri-driver on port {port}"), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    })
+}

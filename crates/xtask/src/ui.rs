@@ -1,0 +1,101 @@
+//! The web UI's tasks: install its npm packages, lint, type-check, unit-test, build, and run the
+//! browser end-to-end tests in Debian's Chromium.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::system;
+use crate::tasks::{root, run};
+
+/// The oldest Node the UI's toolchain runs on (Vite 8, ESLint 9).
+const NODE_MINIMUM: (u32, u32) = (20, 19);
+
+pub fn dir() -> PathBuf {
+    root().join("ui")
+}
+
+/// `cargo xtask ui <what>`.
+pub fn task(args: &[String]) -> Result<(), String> {
+    match args.first().map(String::as_str) {
+        Some("build") => build(),
+        Some("check") => check(),
+        Some("e2e") => e2e(),
+        other => Err(format!(
+            "unknown ui task {}: use `ui build`, `ui check` or `ui e2e`",
+            other.map_or_else(|| "(none)".to_string(), |o| format!("`{o}`"))
+        )),
+    }
+}
+
+fn npm() -> Command {
+    let mut command = Command::new("npm");
+    command.current_dir(dir());
+    command
+}
+
+fn ensure_node() -> Result<(), String> {
+    let output = Command::new("node")
+        .arg("--version")
+        .output()
+        .map_err(|e| format!("node is needed to build the web UI and was not found ({e}); install Node.js {}.{} or newer", NODE_MINIMUM.0, NODE_MINIMUM.1))?;
+    let version = String::from_utf8_lossy(&output.stdout);
+    let mut parts = version.trim().trim_start_matches('v').split('.');
+    let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    if (major, minor) < NODE_MINIMUM {
+        return Err(format!(
+            "the web UI needs Node.js {}.{} or newer; this machine has {}",
+            NODE_MINIMUM.0,
+            NODE_MINIMUM.1,
+            version.trim()
+        ));
+    }
+    Ok(())
+}
+
+/// `npm ci` when `node_modules` is missing or older than the lockfile (npm records what it
+/// installed in `node_modules/.package-lock.json`).
+fn ensure_packages() -> Result<(), String> {
+    ensure_node()?;
+    let installed = dir().join("node_modules").join(".package-lock.json");
+    let lock = dir().join("package-lock.json");
+    let modified = |path: &PathBuf| std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    let current = match (modified(&installed), modified(&lock)) {
+        (Some(installed), Some(lock)) => installed >= lock,
+        _ => false,
+    };
+    if current {
+        return Ok(());
+    }
+    let mut install = npm();
+    install.args(["ci", "--no-audit", "--no-fund"]);
+    run(install)
+}
+
+/// Builds `ui/dist`, which `paddock-ui-assets` embeds and the desktop app loads.
+pub fn build() -> Result<(), String> {
+    ensure_packages()?;
+    let mut build = npm();
+    build.args(["run", "build"]);
+    run(build)
+}
+
+/// Lint (ESLint), type-check (tsc) and unit tests (Vitest).
+pub fn check() -> Result<(), String> {
+    ensure_packages()?;
+    for script in ["lint", "typecheck", "test"] {
+        let mut command = npm();
+        command.args(["run", script]);
+        run(command)?;
+    }
+    Ok(())
+}
+
+/// The browser end-to-end tests: the built UI in Debian's Chromium through playwright-core.
+pub fn e2e() -> Result<(), String> {
+    system::ensure(&[system::BROWSER_E2E_PACKAGES])?;
+    build()?;
+    let mut e2e = npm();
+    e2e.args(["run", "e2e"]);
+    run(e2e)
+}
