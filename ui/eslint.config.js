@@ -19,7 +19,7 @@ export default tseslint.config(
   },
   { files: ["src/**/*.tsx"], ...solid },
   {
-    files: ["e2e/**/*.mjs", "e2e-desktop/**/*.mjs", "eslint.config.js"],
+    files: ["e2e/**/*.mjs", "e2e-desktop/**/*.mjs", "scripts/**/*.mjs", "eslint.config.js"],
     extends: [tseslint.configs.disableTypeChecked],
     languageOptions: { globals: { ...globals.node } },
   },

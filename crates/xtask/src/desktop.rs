@@ -11,25 +11,27 @@ use crate::system;
 use crate::tasks::{cargo, root, run};
 use crate::ui;
 
-/// `cargo xtask desktop [build [--release] | smoke]`.
+/// `cargo xtask desktop [build] [--release]` or `cargo xtask desktop smoke`.
 pub fn task(args: &[String]) -> Result<(), String> {
-    let rest: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
-    match args.first().map(String::as_str) {
-        None | Some("build") => {
-            let release = match rest.as_slice() {
-                [] => false,
-                ["--release"] => true,
-                other => return Err(format!("unexpected arguments: {}", other.join(" "))),
-            };
-            let binary = build(release)?;
-            println!("{}", binary.display());
-            Ok(())
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let flags = match args.as_slice() {
+        ["smoke"] => return smoke(),
+        ["build", flags @ ..] => flags,
+        flags => flags,
+    };
+    let release = match flags {
+        [] => false,
+        ["--release"] => true,
+        other => {
+            return Err(format!(
+                "unexpected arguments `{}`: use `desktop [build] [--release]` or `desktop smoke`",
+                other.join(" ")
+            ));
         }
-        Some("smoke") => smoke(),
-        Some(other) => Err(format!(
-            "unknown desktop task `{other}`: use `desktop build [--release]` or `desktop smoke`"
-        )),
-    }
+    };
+    let binary = build(release)?;
+    println!("{}", binary.display());
+    Ok(())
 }
 
 /// The debug binary's path (where `cargo build` and the workspace's test build put it).
