@@ -107,15 +107,10 @@ pub const BROWSER_E2E_PACKAGES: &[Package] = &[Package {
     why: "the browser the web UI's end-to-end tests run in (playwright-core)",
 }];
 
-/// Installs what running the product and its whole test suite needs.
+/// Installs what running the product and its whole test suite needs (the workspace includes
+/// the desktop app). The end-to-end tasks install their own extra packages.
 pub fn ensure_test_packages() -> Result<(), String> {
-    ensure(&[
-        RUN_PACKAGES,
-        TEST_EXTRA_PACKAGES,
-        DESKTOP_BUILD_PACKAGES,
-        DESKTOP_SMOKE_PACKAGES,
-        BROWSER_E2E_PACKAGES,
-    ])
+    ensure(&[RUN_PACKAGES, TEST_EXTRA_PACKAGES, DESKTOP_BUILD_PACKAGES])
 }
 
 /// Installs what running the product needs.
