@@ -1,6 +1,7 @@
 import { A } from "@solidjs/router";
 import { For, type JSX } from "solid-js";
 import { CountBadge } from "../components/Badge";
+import { DirectModeWarning } from "../components/DirectModeWarning";
 import { Icon, type IconName } from "../components/Icon";
 import { Mark } from "../components/Mark";
 import { useApp } from "./context";
@@ -15,6 +16,7 @@ const THEME_ICONS: Record<ThemePreference, IconName> = {
 
 /** The frame around every page: skip link, sidebar navigation, and the page itself. */
 export function Shell(props: { children?: JSX.Element }): JSX.Element {
+  const app = useApp();
   return (
     <div class="shell">
       <a class="skip-link" href="#main" onClick={skipToContent}>
@@ -35,6 +37,7 @@ export function Shell(props: { children?: JSX.Element }): JSX.Element {
         <SidebarFooter />
       </aside>
       <main id="main" class="main" tabindex="-1">
+        <DirectModeWarning provider={app.provider()} />
         {props.children}
       </main>
     </div>

@@ -1,3 +1,4 @@
+import type { ProviderKind } from "@protocol/ProviderKind";
 import { createContext, createSignal, type JSX, useContext } from "solid-js";
 import { ApiClient } from "../api/client";
 import { adoptTokenFromLocation, forgetToken, saveToken } from "../api/credentials";
@@ -16,6 +17,9 @@ export interface AppState {
   /** Pending approvals across every session, shown beside Inbox in the navigation. */
   inboxCount: () => number;
   setInboxCount: (count: number) => void;
+  /** The machine's configured wall, once known; `direct` puts a warning on every page. */
+  provider: () => ProviderKind | null;
+  setProvider: (provider: ProviderKind | null) => void;
 }
 
 const AppContext = createContext<AppState>();
@@ -36,6 +40,7 @@ export function createBrowserAppState(): AppState {
   });
   const [refusal, setRefusal] = createSignal<ApiError | null>(null);
   const [inboxCount, setInboxCount] = createSignal(0);
+  const [provider, setProvider] = createSignal<ProviderKind | null>(null);
   const api = new ApiClient({
     baseUrl: window.location.origin,
     token,
@@ -61,6 +66,8 @@ export function createBrowserAppState(): AppState {
     theme: createThemeStore(storage, document.documentElement),
     inboxCount,
     setInboxCount,
+    provider,
+    setProvider,
   };
 }
 

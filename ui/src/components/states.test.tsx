@@ -3,6 +3,7 @@ import { createResource, createRoot } from "solid-js";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ApiError } from "../api/errors";
 import { CountBadge, EnforcementBadge } from "./Badge";
+import { DirectModeWarning } from "./DirectModeWarning";
 import { AsyncView, ErrorState } from "./states";
 
 afterEach(cleanup);
@@ -91,5 +92,19 @@ describe("badges", () => {
       expect(many.querySelector("[aria-hidden]")?.textContent).toBe("99+");
       dispose();
     });
+  });
+});
+
+describe("DirectModeWarning", () => {
+  it("warns only in direct mode, and links to the setting that fixes it", () => {
+    for (const provider of ["local", "openshell", null] as const) {
+      const { container, unmount } = render(() => <DirectModeWarning provider={provider} />);
+      expect(container.textContent).toBe("");
+      unmount();
+    }
+    render(() => <DirectModeWarning provider="direct" />);
+    const region = screen.getByRole("region", { name: "No sandbox" });
+    expect(region.textContent).toContain("tool calls run on this computer with your rights");
+    expect(region.querySelector("a")?.getAttribute("href")).toBe("/settings/sandbox");
   });
 });
