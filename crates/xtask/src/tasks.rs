@@ -194,6 +194,11 @@ pub fn codegen(args: &[String]) -> Result<(), String> {
 /// built first).
 pub fn lint() -> Result<(), String> {
     ui::build()?;
+    lint_rust()
+}
+
+/// `lint` without building the UI (CI builds it once for every step).
+fn lint_rust() -> Result<(), String> {
     let mut fmt = cargo();
     fmt.args(["fmt", "--all", "--check"]);
     run(fmt)?;
@@ -226,8 +231,13 @@ fn ensure_nextest() -> Result<(), String> {
 
 pub fn test(args: &[String]) -> Result<(), String> {
     system::ensure_test_packages()?;
-    ensure_nextest()?;
     ui::build()?;
+    test_rust(args)
+}
+
+/// `test` without installing packages or building the UI.
+fn test_rust(args: &[String]) -> Result<(), String> {
+    ensure_nextest()?;
     let mut nextest = cargo();
     nextest
         .args([
@@ -251,15 +261,17 @@ pub fn test(args: &[String]) -> Result<(), String> {
     run(doc)
 }
 
-/// Everything CI checks. The workspace's test build also builds the desktop app (its
+/// Everything CI checks. The UI is built once (rebuilding it would touch `ui/dist` and make
+/// cargo rebuild what embeds it). The workspace's test build also builds the desktop app (its
 /// integration test runs the binary), so CI builds it once, with the tests' feature selection.
 pub fn ci() -> Result<(), String> {
     system::ensure_test_packages()?;
     ui::check()?;
-    lint()?;
+    ui::build()?;
+    lint_rust()?;
     check_deps()?;
     codegen(&["--check".to_owned()])?;
-    test(&[])?;
+    test_rust(&[])?;
     let desktop = desktop::debug_binary();
     if !desktop.is_file() {
         return Err(format!(
