@@ -77,6 +77,13 @@ pub fn smoke_with(binary: &Path) -> Result<(), String> {
     let tauri_driver = ensure_tauri_driver()?;
     let artifacts = root().join("target").join("desktop-smoke");
     std::fs::create_dir_all(&artifacts).map_err(|e| format!("{}: {e}", artifacts.display()))?;
+    // A fresh profile for every run: the webview keeps its storage (the sign-in token, the
+    // theme) under the XDG folders, and the smoke test starts from a first launch.
+    let profile = artifacts.join("profile");
+    if profile.exists() {
+        std::fs::remove_dir_all(&profile).map_err(|e| format!("{}: {e}", profile.display()))?;
+    }
+    let xdg = |name: &str| profile.join(name);
 
     let display = free_display()?;
     let xvfb = Guard::spawn(
@@ -110,6 +117,9 @@ pub fn smoke_with(binary: &Path) -> Result<(), String> {
         ])
         .env("DISPLAY", &display)
         .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
+        .env("XDG_DATA_HOME", xdg("data"))
+        .env("XDG_CONFIG_HOME", xdg("config"))
+        .env("XDG_CACHE_HOME", xdg("cache"))
         .stdout(log)
         .stderr(log_err);
     let driver = Guard::spawn("tauri-driver", &mut driver_command)?;
@@ -122,7 +132,10 @@ pub fn smoke_with(binary: &Path) -> Result<(), String> {
         .env("TAURI_DRIVER_URL", format!("http://127.0.0.1:{port}"))
         .env("PADDOCK_SMOKE_ARTIFACTS", &artifacts)
         .env("DISPLAY", &display)
-        .env("DBUS_SESSION_BUS_ADDRESS", &bus.address);
+        .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
+        .env("XDG_DATA_HOME", xdg("data"))
+        .env("XDG_CONFIG_HOME", xdg("config"))
+        .env("XDG_CACHE_HOME", xdg("cache"));
     let outcome = run(test);
     drop(driver);
     drop(bus);
