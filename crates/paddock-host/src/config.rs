@@ -46,6 +46,7 @@ struct RawSandbox {
     tool_runner: Option<PathBuf>,
     limits: Option<limits::RawLimits>,
     secrets: Option<Vec<String>>,
+    credentials: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -109,6 +110,9 @@ pub struct ModelsConfig {
     pub model: String,
     pub base_url: String,
     pub key_store: KeyStoreKind,
+    /// True when the user's file sets `models.key_store` (a front end's own default, such as
+    /// the desktop's keychain, applies only when it does not).
+    pub key_store_explicit: bool,
     /// PEM certificates trusted for the model API besides the system's (a corporate CA).
     pub extra_ca_file: Option<PathBuf>,
 }
@@ -126,7 +130,11 @@ pub struct MachineConfig {
     pub limits: LimitSettings,
     /// Connections each local sandbox's proxy serves at once (`sandbox.limits.connections`).
     pub proxy_limits: ProxyLimits,
+    /// The custom credential-share entries (`[[sandbox_credentials]]`).
     pub credentials: Vec<CredentialEntry>,
+    /// Credential-share entries (built-in or custom, by name) enabled for every session on
+    /// this machine (`sandbox.credentials`); a session may enable more. Empty by default.
+    pub enabled_credentials: Vec<String>,
     /// Names of the secrets a session may be given (OpenShell providers: the sandbox sees a
     /// placeholder, the gateway injects the value). Values come from the key store, never
     /// from a config file.
@@ -223,6 +231,13 @@ fn error(file: &str, key: &str, problem: impl Into<String>) -> ConfigError {
 
 fn required<T>(value: Option<Layered<T>>, key: &str) -> Result<Layered<T>, ConfigError> {
     value.ok_or_else(|| error(BUILT_IN, key, "missing"))
+}
+
+/// The built-in credential-share entries' names (`ssh`, `gh`, …).
+pub fn builtin_credential_names() -> Result<Vec<String>, String> {
+    Ok(sandbox_policy::SandboxData::builtin()
+        .map_err(|e| e.to_string())?
+        .credential_names())
 }
 
 /// Checks a `host`, `host:port` or `*.host` entry (the agent's rule, shared by every front
@@ -386,6 +401,19 @@ impl MachineConfig {
                 for host in &entry.hosts {
                     check_host(host).map_err(|p| error(&layer.file, &format!("{key}.hosts"), p))?;
                 }
+                if builtin_credential_names()
+                    .map_err(|e| error(BUILT_IN, &key, e))?
+                    .contains(&entry.name)
+                {
+                    return Err(error(
+                        &layer.file,
+                        &format!("{key}.name"),
+                        format!(
+                            "`{}` is a built-in entry's name; choose another for a custom entry",
+                            entry.name
+                        ),
+                    ));
+                }
                 if credentials
                     .iter()
                     .any(|c: &CredentialEntry| c.name == entry.name)
@@ -407,6 +435,33 @@ impl MachineConfig {
                 credentials.push(checked);
             }
         }
+
+        let enabled_credentials = match pick(us.credentials, ds.credentials, &user_file) {
+            Some(layer) => {
+                let data = sandbox_policy::SandboxData::builtin()
+                    .map_err(|e| error(BUILT_IN, "sandbox.credentials", e.to_string()))?;
+                let mut offered = data.credential_names();
+                offered.extend(credentials.iter().map(|c: &CredentialEntry| c.name.clone()));
+                let mut enabled: Vec<String> = Vec::new();
+                for name in layer.value {
+                    if !offered.contains(&name) {
+                        return Err(error(
+                            &layer.file,
+                            "sandbox.credentials",
+                            format!(
+                                "`{name}` is not a credential-share entry (known: {})",
+                                offered.join(", ")
+                            ),
+                        ));
+                    }
+                    if !enabled.contains(&name) {
+                        enabled.push(name);
+                    }
+                }
+                enabled
+            }
+            None => Vec::new(),
+        };
 
         let (limits, proxy_limits) = limits::limits(
             us.limits.unwrap_or_default(),
@@ -437,6 +492,7 @@ impl MachineConfig {
             limits,
             proxy_limits,
             credentials,
+            enabled_credentials,
             secrets,
             openshell_gateway,
             openshell_image,
@@ -530,6 +586,7 @@ fn models_config(
             }
         },
     };
+    let key_store_explicit = user.key_store.is_some();
     let store = required(
         pick(user.key_store, defaults.key_store, user_file),
         "models.key_store",
@@ -558,6 +615,7 @@ fn models_config(
         model: model.value,
         base_url,
         key_store,
+        key_store_explicit,
         extra_ca_file,
     })
 }

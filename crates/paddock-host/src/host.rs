@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use agent::{AgentConfig, EventBus, SessionDeps, ToolRegistry};
 use audit_store::AuditStore;
-use model_client::{ApiKey, ModelClient};
+use model_client::{ApiKey, KeyStoreKind, ModelClient};
 use protocol::ProviderKind;
 use sandbox_provider::SandboxProvider;
 use session_store::{SqliteEventLog, SqliteSessionStore};
@@ -42,6 +42,9 @@ pub struct HostOptions {
     /// How the machine is probed (status, setup) and OpenShell found; default: the real
     /// machine ([`SystemMachine`]).
     pub probes: Option<Arc<dyn MachineProbes>>,
+    /// The key store when the user's config does not name one (the built-in default is
+    /// `env`; the desktop app uses the OS keychain).
+    pub default_key_store: Option<KeyStoreKind>,
 }
 
 impl HostOptions {
@@ -53,6 +56,7 @@ impl HostOptions {
             tools: None,
             max_steps: None,
             probes: None,
+            default_key_store: None,
         }
     }
 }
@@ -85,6 +89,7 @@ pub(crate) struct Inner {
     pub(crate) tools: ToolRegistry,
     pub(crate) max_steps: Option<u32>,
     pub(crate) probes: Arc<dyn MachineProbes>,
+    pub(crate) default_key_store: Option<KeyStoreKind>,
     /// The sessions this process runs.
     pub(crate) running: Mutex<HashMap<String, Arc<Running>>>,
     /// One provider per wall kind (sessions with secrets get their own).
@@ -94,6 +99,19 @@ pub(crate) struct Inner {
     /// Every secret registered for redaction (model keys, secret values): registered again
     /// with each read connection of the audit trail, so exports are redacted too.
     pub(crate) secrets: Mutex<Vec<ApiKey>>,
+}
+
+/// `config` with the front end's key store when the user's file names none.
+fn with_default_key_store(
+    mut config: MachineConfig,
+    default: Option<KeyStoreKind>,
+) -> MachineConfig {
+    if let Some(kind) = default
+        && !config.models.key_store_explicit
+    {
+        config.models.key_store = kind;
+    }
+    config
 }
 
 /// Creates `dir` (and its parents) when missing; a folder this creates is owner-only (it holds
@@ -120,7 +138,10 @@ impl Host {
     /// trail, the event log and the approvals inbox. No model key is needed yet.
     pub async fn open(options: HostOptions) -> Result<Self, HostError> {
         let paths = options.paths;
-        let config = MachineConfig::load(&paths.config_file())?;
+        let config = with_default_key_store(
+            MachineConfig::load(&paths.config_file())?,
+            options.default_key_store,
+        );
         create_private_dir(&paths.state_dir)?;
         let helpers = options.helpers.unwrap_or_else(|| Helpers::resolve(&config));
         let (store, log, audit) = {
@@ -155,6 +176,7 @@ impl Host {
             tools: options.tools.unwrap_or_else(ToolRegistry::sandbox_tools),
             max_steps: options.max_steps,
             probes: options.probes.unwrap_or_else(|| Arc::new(SystemMachine)),
+            default_key_store: options.default_key_store,
             running: Mutex::new(HashMap::new()),
             providers: Mutex::new(HashMap::new()),
             model: tokio::sync::Mutex::new(None),
@@ -189,6 +211,7 @@ impl Host {
     }
 
     pub(crate) fn replace_config(&self, config: MachineConfig) {
+        let config = with_default_key_store(config, self.inner.default_key_store);
         *self
             .inner
             .config

@@ -9,7 +9,9 @@
 //! close; route every `Submission`; the approvals inbox across sessions (first answer wins);
 //! live folder grants; network denials, drafted rules, hosts allowed for a session or the
 //! machine; settings read and written back keeping comments; audit query, export and verify;
-//! model keys and secrets; the machine's sandbox status; reaping what dead processes left.
+//! model keys and secrets; the machine's sandbox status; reaping what dead processes left;
+//! what Settings ▸ Sandbox offers (profiles and their hosts, credential rows with an editor
+//! for custom ones, secrets, folder checks, the key store's status).
 //!
 //! Every durable event passes the [`journal`]: the audit trail, the durable per-session event
 //! log (replayed to clients that reconnect) and the approvals inbox, before the session goes
@@ -18,7 +20,9 @@
 mod approvals;
 pub mod audit_sink;
 mod audit_view;
+pub mod catalog;
 pub mod config;
+pub mod credentials;
 pub mod error;
 mod host;
 pub mod inbox;
@@ -35,6 +39,10 @@ pub mod setup;
 pub mod wiring;
 
 pub use audit_view::AuditEntry;
+pub use catalog::{
+    CompanionHosts, FolderCheck, KeyStoreStatus, ProfileInfo, SandboxCatalog, SecretOffer,
+};
+pub use credentials::{CredentialRow, CustomCredential};
 pub use error::HostError;
 pub use host::{DEFAULT_LIVE_CAPACITY, Host, HostOptions};
 pub use inbox::PendingApproval;

@@ -34,7 +34,8 @@ pub struct NewSession {
     pub network_profile: Option<NetworkProfileName>,
     /// Hosts beyond the profile (`host`, `host:port`, `*.host`), added to the machine's.
     pub extra_hosts: Vec<String>,
-    /// Credential-share entries to enable, by name.
+    /// Credential-share entries to enable, by name, besides the machine's
+    /// (`sandbox.credentials`).
     pub credentials: Vec<String>,
     /// Secrets to give the session, by name (OpenShell only).
     pub secrets: Vec<String>,
@@ -87,31 +88,30 @@ pub(crate) struct Running {
     pub(crate) _lease: SessionLease,
 }
 
-/// Checks a folder grant: an absolute path of an existing folder, canonical.
-fn check_folder(index: usize, grant: &FolderGrant) -> Result<FolderGrant, HostError> {
-    let field = format!("folders[{index}].path");
+/// Checks a folder grant: an absolute path of an existing folder, made canonical. The
+/// error says what is wrong with the path.
+pub(crate) fn check_folder_grant(grant: &FolderGrant) -> Result<FolderGrant, String> {
     if !grant.path.starts_with('/') {
-        return Err(HostError::invalid(
-            field,
-            format!("`{}` is not an absolute path", grant.path),
-        ));
+        return Err(format!("`{}` is not an absolute path", grant.path));
     }
     let canonical = std::fs::canonicalize(&grant.path)
-        .map_err(|_| HostError::invalid(&field, format!("`{}` does not exist", grant.path)))?;
+        .map_err(|_| format!("`{}` does not exist", grant.path))?;
     if !canonical.is_dir() {
-        return Err(HostError::invalid(
-            field,
-            format!("`{}` is not a folder", grant.path),
-        ));
+        return Err(format!("`{}` is not a folder", grant.path));
     }
     let path = canonical
         .to_str()
-        .ok_or_else(|| HostError::invalid(&field, "the path is not UTF-8"))?
+        .ok_or_else(|| "the path is not UTF-8".to_owned())?
         .to_owned();
     Ok(FolderGrant {
         path,
         access: grant.access,
     })
+}
+
+fn check_folder(index: usize, grant: &FolderGrant) -> Result<FolderGrant, HostError> {
+    check_folder_grant(grant)
+        .map_err(|problem| HostError::invalid(format!("folders[{index}].path"), problem))
 }
 
 /// The warning shown with every session of the `direct` provider.
@@ -166,6 +166,12 @@ pub fn new_settings(
             });
         }
     }
+    let mut credentials = config.enabled_credentials.clone();
+    for name in &request.credentials {
+        if !credentials.contains(name) {
+            credentials.push(name.clone());
+        }
+    }
     let mut extra_hosts = config.extra_hosts.clone();
     for host in &request.extra_hosts {
         if !extra_hosts.contains(host) {
@@ -177,7 +183,7 @@ pub fn new_settings(
         cwd: request.cwd.clone(),
         network_profile: request.network_profile.unwrap_or(config.network_profile),
         extra_hosts,
-        credentials: request.credentials.clone(),
+        credentials,
         secrets: request.secrets.clone(),
         model: request.model.clone(),
         approval_mode: request.approval_mode.unwrap_or(config.approval_mode),

@@ -1,8 +1,8 @@
 //! The machine's settings as front ends read and change them. A change is validated as a
 //! whole (the file it would write must load), then written back with `toml_edit`, so the
 //! user's comments, order and formatting survive; an error names the key and why, and writes
-//! nothing. Only the keys below can be changed this way (`sandbox.tool_runner` and custom
-//! credential entries stay hand-edited).
+//! nothing. Only the keys below can be changed this way (`sandbox.tool_runner` stays
+//! hand-edited; custom credential entries have their own editor in `credentials.rs`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -37,6 +37,7 @@ const SETTABLE: &[(&str, Shape)] = &[
     ("sandbox.network_profile", Shape::Text),
     ("sandbox.extra_hosts", Shape::List),
     ("sandbox.secrets", Shape::List),
+    ("sandbox.credentials", Shape::List),
     ("openshell.gateway", Shape::Text),
     ("openshell.image", Shape::Text),
     ("models.provider", Shape::Text),
@@ -88,6 +89,10 @@ fn values(config: &MachineConfig) -> BTreeMap<String, SettingValue> {
         (
             "sandbox.secrets".into(),
             SettingValue::List(config.secrets.clone()),
+        ),
+        (
+            "sandbox.credentials".into(),
+            SettingValue::List(config.enabled_credentials.clone()),
         ),
         (
             "openshell.gateway".into(),
@@ -152,24 +157,7 @@ pub fn apply_changes(
     current: &str,
     changes: &[(String, SettingValue)],
 ) -> Result<String, HostError> {
-    let mut document: toml_edit::DocumentMut =
-        current.parse().map_err(|e: toml_edit::TomlError| {
-            // The parser's message quotes the line, which may hold a pasted secret: position only.
-            let at = e
-                .span()
-                .map(|span| {
-                    let line = current[..span.start.min(current.len())]
-                        .matches('\n')
-                        .count()
-                        + 1;
-                    format!(" (line {line})")
-                })
-                .unwrap_or_default();
-            invalid(
-                "(file)",
-                format!("the config file is not valid TOML{at}; fix it by hand first"),
-            )
-        })?;
+    let mut document = parse_for_edit(current)?;
     for (key, value) in changes {
         let Some((_, shape)) = SETTABLE.iter().find(|(k, _)| k == key) else {
             let known: Vec<&str> = SETTABLE.iter().map(|(k, _)| *k).collect();
@@ -262,16 +250,48 @@ impl Host {
         if changes.is_empty() {
             return Err(invalid("(none)", "name at least one setting to change"));
         }
+        self.rewrite_user_file(|current| apply_changes(current, &changes))?;
+        self.settings()
+    }
+
+    /// Edits the user's config file: `edit` turns its text into the new text, which must load
+    /// (else nothing is written and the error names the key); then it is written atomically
+    /// and in force for new sessions.
+    pub(crate) fn rewrite_user_file(
+        &self,
+        edit: impl FnOnce(&str) -> Result<String, HostError>,
+    ) -> Result<(), HostError> {
         let path = self.paths().config_file();
         let current = read_user_file(&path)?;
-        let updated = apply_changes(&current, &changes)?;
+        let updated = edit(&current)?;
         let config = MachineConfig::from_texts(Some((&updated, &path))).map_err(
             |ConfigError { key, problem, .. }| HostError::InvalidSetting { key, problem },
         )?;
         write_atomically(&path, &updated)?;
         self.replace_config(config);
-        self.settings()
+        Ok(())
     }
+}
+
+/// The user's file parsed for editing; a file that is not TOML is refused with its line only
+/// (the line itself may hold a pasted secret).
+pub(crate) fn parse_for_edit(current: &str) -> Result<toml_edit::DocumentMut, HostError> {
+    current.parse().map_err(|e: toml_edit::TomlError| {
+        let at = e
+            .span()
+            .map(|span| {
+                let line = current[..span.start.min(current.len())]
+                    .matches('\n')
+                    .count()
+                    + 1;
+                format!(" (line {line})")
+            })
+            .unwrap_or_default();
+        invalid(
+            "(file)",
+            format!("the config file is not valid TOML{at}; fix it by hand first"),
+        )
+    })
 }
 
 fn read_user_file(path: &Path) -> Result<String, HostError> {

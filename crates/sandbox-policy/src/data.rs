@@ -220,6 +220,11 @@ impl SandboxData {
         self.credentials.keys().cloned().collect()
     }
 
+    /// The secrets Paddock knows the hosts of (`GITHUB_TOKEN`, ...), sorted.
+    pub fn known_secret_names(&self) -> Vec<String> {
+        self.known_secrets.keys().cloned().collect()
+    }
+
     /// A secret Paddock knows the hosts of (`GITHUB_TOKEN`, ...); any other secret must be
     /// given its hosts with [`SecretSpec::new`].
     pub fn known_secret(&self, name: &str) -> Result<SecretSpec, PolicyError> {

@@ -130,6 +130,17 @@ fn builtin_credential_entries_carry_their_hosts() {
 #[test]
 fn known_secrets_have_hosts_and_unknown_ones_say_so() {
     let data = builtin();
+    assert_eq!(
+        data.known_secret_names(),
+        [
+            "ANTHROPIC_API_KEY",
+            "GH_TOKEN",
+            "GITHUB_TOKEN",
+            "HF_TOKEN",
+            "NPM_TOKEN",
+            "OPENAI_API_KEY"
+        ]
+    );
     let github = data.known_secret("GITHUB_TOKEN").unwrap();
     assert_eq!(github.hosts.len(), 2);
     assert!(!github.hosts_named_by_user);
