@@ -25,7 +25,8 @@ provider: ProviderKind | null, model: string | null, approval_mode: ApprovalMode
  */
 extra_hosts: Array<string>, 
 /**
- * Credential-share entries to enable, by name.
+ * Credential-share entries to enable, by name, besides the machine's
+ * (`sandbox.credentials`).
  */
 credentials: Array<string>, 
 /**

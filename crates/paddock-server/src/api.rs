@@ -130,6 +130,34 @@ pub struct StatusParams {
     pub provider: Option<ProviderKind>,
 }
 
+/// A folder path to check before granting it.
+#[derive(
+    Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS, ToSchema, IntoParams,
+)]
+#[serde(default)]
+pub struct FolderParams {
+    /// An absolute path on the server's machine.
+    pub path: String,
+}
+
+/// A custom credential-share entry's fields (its name is in the path).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, ToSchema)]
+pub struct CredentialEntryRequest {
+    /// A folder or file relative to the home folder (e.g. `.config/mytool`).
+    pub source: String,
+    /// The hosts its commands need; at least one.
+    pub hosts: Vec<String>,
+}
+
+/// How a front end that embeds the server in its own process (the desktop app) reaches it:
+/// the loopback address and the token made for this launch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, ToSchema)]
+pub struct Connection {
+    /// `http://127.0.0.1:PORT`.
+    pub base_url: String,
+    pub token: String,
+}
+
 /// A ticket to open a session's event socket with (`?ticket=`): single use, 30 seconds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, ToSchema)]
 pub struct Ticket {

@@ -9,8 +9,11 @@
 //!   `?ticket=…`: single use, bound to the session, valid for 30 seconds. Clients that can set
 //!   headers may send the bearer token instead.
 //! * **Exposure.** The `Host` header must name a host this server serves (a DNS-rebinding page
-//!   in a browser sends its own name) and an `Origin`, when sent, must be the served origin.
-//!   Bodies are limited to [`BODY_LIMIT`] bytes.
+//!   in a browser sends its own name) and an `Origin`, when sent, must be the served origin,
+//!   or one of the cross origins the embedding front end named (the desktop app's webview,
+//!   whose page is not served by this server): only those get CORS answers, and a preflight
+//!   from them is answered without the token (it carries none); the request itself still
+//!   needs it. Bodies are limited to [`BODY_LIMIT`] bytes.
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -136,6 +139,9 @@ pub struct Exposure {
     pub hosts: Vec<String>,
     /// Accepted `Origin` values (`http://127.0.0.1:8080`, …), lowercase.
     pub origins: Vec<String>,
+    /// Origins of pages served elsewhere that may call this server (the desktop app's
+    /// webview); answered with CORS headers. Empty for `paddock up`.
+    pub cross_origins: Vec<String>,
 }
 
 impl Exposure {
@@ -154,7 +160,17 @@ impl Exposure {
                 origins.push(format!("{scheme}://{name}"));
             }
         }
-        Self { hosts, origins }
+        Self {
+            hosts,
+            origins,
+            cross_origins: Vec::new(),
+        }
+    }
+
+    /// These exposure rules plus `origins` as cross origins (lowercase).
+    pub fn with_cross_origins(mut self, origins: &[String]) -> Self {
+        self.cross_origins = origins.iter().map(|o| o.to_ascii_lowercase()).collect();
+        self
     }
 }
 
@@ -235,11 +251,13 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
         )
         .into_response();
     }
-    if let Some(origin) = header_text(headers, &header::ORIGIN)
-        && !state
-            .exposure
-            .origins
-            .contains(&origin.to_ascii_lowercase())
+    let origin = header_text(headers, &header::ORIGIN).map(str::to_ascii_lowercase);
+    let cross_origin = origin
+        .clone()
+        .filter(|o| state.exposure.cross_origins.contains(o));
+    if let Some(origin) = &origin
+        && cross_origin.is_none()
+        && !state.exposure.origins.contains(origin)
     {
         return ApiError::new(
             StatusCode::FORBIDDEN,
@@ -270,10 +288,45 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
     let is_api = path == "/v1" || path.starts_with("/v1/");
     let ticketed_socket =
         path.ends_with("/events") && query_names(query).any(|name| name == "ticket");
-    if is_api && !ticketed_socket && !has_token(&state, headers) {
-        return unauthorized();
+    if let Some(origin) = &cross_origin
+        && request.method() == http::Method::OPTIONS
+    {
+        return with_cors(StatusCode::NO_CONTENT.into_response(), origin, true);
     }
-    next.run(request).await
+    let response = if is_api && !ticketed_socket && !has_token(&state, headers) {
+        unauthorized()
+    } else {
+        next.run(request).await
+    };
+    match &cross_origin {
+        Some(origin) => with_cors(response, origin, false),
+        None => response,
+    }
+}
+
+/// `response` with the CORS headers that let the page at `origin` read it (and, for a
+/// preflight, send the token and JSON bodies with every method the API has).
+fn with_cors(mut response: Response, origin: &str, preflight: bool) -> Response {
+    let headers = response.headers_mut();
+    if let Ok(value) = http::HeaderValue::from_str(origin) {
+        headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, value);
+    }
+    headers.insert(header::VARY, http::HeaderValue::from_static("Origin"));
+    if preflight {
+        headers.insert(
+            header::ACCESS_CONTROL_ALLOW_METHODS,
+            http::HeaderValue::from_static("GET, POST, PUT, PATCH, DELETE"),
+        );
+        headers.insert(
+            header::ACCESS_CONTROL_ALLOW_HEADERS,
+            http::HeaderValue::from_static("authorization, content-type"),
+        );
+        headers.insert(
+            header::ACCESS_CONTROL_MAX_AGE,
+            http::HeaderValue::from_static("600"),
+        );
+    }
+    response
 }
 
 #[cfg(test)]

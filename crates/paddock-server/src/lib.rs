@@ -32,6 +32,7 @@ use paddock_host::Host;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+pub use crate::assets::EmbeddedUi;
 use crate::assets::StaticAssets;
 use crate::auth::{ApiToken, Exposure, Tickets, TokenError};
 use crate::state::{AppState, EventSocketStats};
@@ -54,6 +55,9 @@ pub struct ServerConfig {
     pub names: Vec<String>,
     /// The web UI's files, when this build has them.
     pub assets: Option<Arc<dyn StaticAssets>>,
+    /// Origins of pages served elsewhere that call this server (the desktop app's webview,
+    /// `tauri://localhost`); only an embedding front end sets them, never `paddock up`.
+    pub cross_origins: Vec<String>,
 }
 
 impl ServerConfig {
@@ -64,6 +68,7 @@ impl ServerConfig {
             insecure_remote: false,
             names: Vec::new(),
             assets: None,
+            cross_origins: Vec::new(),
         }
     }
 }
@@ -149,7 +154,8 @@ impl Server {
         let token_file = host.paths().api_token_file();
         let token = ApiToken::load_or_create(&token_file)?;
         let names = served_names(local, &config.names);
-        let exposure = Exposure::new(&names, local.port(), tls.is_some());
+        let exposure = Exposure::new(&names, local.port(), tls.is_some())
+            .with_cross_origins(&config.cross_origins);
         let scheme = if tls.is_some() { "https" } else { "http" };
         let url = format!(
             "{scheme}://{}:{}",

@@ -42,6 +42,15 @@ impl Asset {
     }
 }
 
+/// The content security policy the UI is served with, by `paddock up` and in the desktop
+/// app's webview (`src-tauri/tauri.conf.json` holds the same directives; a test compares
+/// them). Scripts, styles and fonts come from the app itself; connections go to the app and
+/// to loopback (the desktop app's in-process server), and the desktop's IPC.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'; \
+     style-src 'self'; img-src 'self' data:; font-src 'self'; \
+     connect-src 'self' ipc: http://ipc.localhost http://127.0.0.1:* ws://127.0.0.1:*; \
+     object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
 static ASSETS: &[Asset] = include!(concat!(env!("OUT_DIR"), "/assets.rs"));
 
 /// Every embedded asset, sorted by path.

@@ -188,3 +188,37 @@ fn collected_paths_are_relative_sorted_and_marked_immutable_under_assets() {
         ]
     );
 }
+
+/// The policy as a sorted list of (directive, sources).
+fn directives(policy: &str) -> Vec<(String, String)> {
+    let mut list: Vec<(String, String)> = policy
+        .split(';')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(|d| {
+            let (name, sources) = d.split_once(' ').unwrap_or((d, ""));
+            let sources: Vec<&str> = sources.split_whitespace().collect();
+            (name.to_owned(), sources.join(" "))
+        })
+        .collect();
+    list.sort();
+    list
+}
+
+#[test]
+fn the_served_content_security_policy_is_the_desktop_webviews() {
+    let conf = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../src-tauri/tauri.conf.json"),
+    )
+    .unwrap();
+    let conf: serde_json::Value = serde_json::from_str(&conf).unwrap();
+    let csp = conf["app"]["security"]["csp"].as_object().unwrap();
+    let mut desktop: Vec<(String, String)> = csp
+        .iter()
+        .map(|(name, sources)| (name.clone(), sources.as_str().unwrap().to_owned()))
+        .collect();
+    desktop.sort();
+    assert_eq!(directives(CONTENT_SECURITY_POLICY), desktop);
+    assert!(CONTENT_SECURITY_POLICY.contains("script-src 'self';"));
+    assert!(!CONTENT_SECURITY_POLICY.contains("unsafe"));
+}

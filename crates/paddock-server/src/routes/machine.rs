@@ -1,14 +1,16 @@
 //! The machine: whether it can build its wall (with the fix for each failed check), the setup
-//! that fixes it (a plan of exact changes, then applying that plan), and the server's health.
+//! that fixes it (a plan of exact changes, then applying that plan), what its sandbox settings
+//! offer (profiles and their hosts, credential rows, secrets), whether a folder can be
+//! granted, and the server's health.
 
 use axum::Json;
 use axum::Router;
 use axum::extract::State;
 use axum::routing::get;
-use paddock_host::{SetupOutcome, SetupPlan, SetupRequest};
+use paddock_host::{FolderCheck, SandboxCatalog, SetupOutcome, SetupPlan, SetupRequest};
 use protocol::MachineSandboxStatus;
 
-use crate::api::{Health, StatusParams};
+use crate::api::{FolderParams, Health, StatusParams};
 use crate::errors::{ApiResult, ErrorBody};
 use crate::extract::{ApiJson, ApiQuery};
 use crate::state::AppState;
@@ -18,6 +20,8 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/health", get(health))
         .route("/v1/machine/sandbox", get(sandbox))
         .route("/v1/machine/setup", get(setup_plan).post(setup_apply))
+        .route("/v1/machine/sandbox/catalog", get(catalog))
+        .route("/v1/machine/folder", get(folder))
 }
 
 /// The server answers (and the token works).
@@ -65,4 +69,24 @@ pub async fn setup_apply(
     ApiJson(request): ApiJson<SetupRequest>,
 ) -> ApiResult<Json<SetupOutcome>> {
     Ok(Json(state.host.setup_apply(request).await?))
+}
+
+/// What Settings ▸ Sandbox offers: the network profiles with the hosts each includes, the
+/// credential-share rows (built-in and custom, and which are on for every session), and the
+/// secrets a session may be given.
+#[utoipa::path(get, path = "/v1/machine/sandbox/catalog", tag = "machine",
+    responses((status = 200, body = SandboxCatalog)))]
+pub async fn catalog(State(state): State<AppState>) -> ApiResult<Json<SandboxCatalog>> {
+    Ok(Json(state.host.sandbox_catalog().await?))
+}
+
+/// Whether a path can be granted to a session: an absolute path of an existing folder (the
+/// answer names the folder it resolves to, or what is wrong).
+#[utoipa::path(get, path = "/v1/machine/folder", tag = "machine", params(FolderParams),
+    responses((status = 200, body = FolderCheck)))]
+pub async fn folder(
+    State(state): State<AppState>,
+    ApiQuery(params): ApiQuery<FolderParams>,
+) -> Json<FolderCheck> {
+    Json(state.host.check_folder_path(&params.path))
 }

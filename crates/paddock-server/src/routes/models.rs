@@ -7,7 +7,7 @@ use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post, put};
-use paddock_host::{KeyCheck, KeySaved, KeyStatus, ModelCheck, ModelProvider};
+use paddock_host::{KeyCheck, KeySaved, KeyStatus, KeyStoreStatus, ModelCheck, ModelProvider};
 
 use crate::api::{KeyRequest, SecretRequest};
 use crate::errors::{ApiError, ApiResult, ErrorBody};
@@ -23,6 +23,7 @@ pub fn routes() -> Router<AppState> {
             put(store_key).delete(delete_key),
         )
         .route("/v1/models/keys/{provider}/test", post(test_key))
+        .route("/v1/models/key-store", get(key_store))
         .route("/v1/models/test", post(test))
         .route("/v1/secrets/{name}", put(store_secret))
 }
@@ -39,6 +40,14 @@ pub async fn providers(State(state): State<AppState>) -> ApiResult<Json<Vec<Mode
     responses((status = 200, body = KeyStatus)))]
 pub async fn key_status(State(state): State<AppState>) -> Json<KeyStatus> {
     Json(state.host.key_status().await)
+}
+
+/// The key store keys go to, and whether it can be used (a missing or locked keychain is
+/// named with its fix; nothing falls back to another store).
+#[utoipa::path(get, path = "/v1/models/key-store", tag = "models",
+    responses((status = 200, body = KeyStoreStatus)))]
+pub async fn key_store(State(state): State<AppState>) -> Json<KeyStoreStatus> {
+    Json(state.host.key_store_status().await)
 }
 
 /// Tests a provider's key against its API (one authenticated GET: the model list, no tokens)
