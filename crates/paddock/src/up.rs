@@ -1,16 +1,19 @@
-//! `paddock up`: the HTTP/WebSocket API on this machine, until SIGINT or SIGTERM. Prints the
-//! URL and where the token is; says loudly when it serves without a wall or without TLS; says
+//! `paddock up`: the web UI and the HTTP/WebSocket API on this machine, until SIGINT or
+//! SIGTERM. Prints the URL and where the token is, and on a terminal the address that signs a
+//! browser in (the token in the fragment, which browsers never send to a server); says loudly when it serves without a wall or without TLS; says
 //! how to add a model key when there is none (the server runs without one); reaps sandboxes
 //! that dead Paddock processes left (never a live process's).
 
+use std::io::IsTerminal;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use paddock_host::paths::Paths;
 use paddock_host::{Host, HostError, HostOptions};
-use paddock_server::{Server, ServerConfig, TlsFiles};
+use paddock_server::{EmbeddedUi, Server, ServerConfig, TlsFiles};
 
 /// The default address: loopback only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8420";
@@ -57,7 +60,8 @@ pub async fn up(paths: &Paths, options: UpOptions) -> anyhow::Result<ExitCode> {
             .map(|(cert, key)| TlsFiles { cert, key }),
         insecure_remote: options.insecure_remote,
         names: options.names,
-        assets: None,
+        assets: Some(Arc::new(EmbeddedUi)),
+        cross_origins: Vec::new(),
     };
     let server = Server::bind(host.clone(), config)
         .await
@@ -67,10 +71,14 @@ pub async fn up(paths: &Paths, options: UpOptions) -> anyhow::Result<ExitCode> {
         tracing::warn!("{warning}");
     }
     println!("Paddock is serving {}", server.url());
-    println!(
-        "API token: {} (send it as `Authorization: Bearer <token>`)",
-        server.token_file().display()
-    );
+    for line in sign_in_lines(
+        server.url(),
+        server.token(),
+        server.token_file(),
+        std::io::stdout().is_terminal(),
+    ) {
+        println!("{line}");
+    }
     match host.model().await {
         Ok(_) => {}
         Err(HostError::ModelKeyMissing { provider, how }) => {
@@ -85,6 +93,27 @@ pub async fn up(paths: &Paths, options: UpOptions) -> anyhow::Result<ExitCode> {
     server.run(shutdown_signal()).await;
     println!("stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// How to sign in: the API token's file, and on a terminal (not a log a service manager
+/// keeps) the address that signs a browser in. The token rides in the fragment (`#token=…`),
+/// which browsers never send to a server or put in a `Referer`; the UI moves it into the
+/// tab's session storage and takes it out of the address bar.
+pub fn sign_in_lines(url: &str, token: &str, token_file: &Path, terminal: bool) -> Vec<String> {
+    let mut lines = Vec::new();
+    if terminal {
+        lines.push(format!("Open in a browser (this address signs you in): {url}/#token={token}"));
+    } else {
+        lines.push(format!(
+            "Open {url}/ in a browser and sign in with the API token (a sign-in address is \
+             printed when paddock up runs in a terminal)"
+        ));
+    }
+    lines.push(format!(
+        "API token: {} (send it as `Authorization: Bearer <token>`)",
+        token_file.display()
+    ));
+    lines
 }
 
 /// SIGINT or SIGTERM.
@@ -103,5 +132,26 @@ async fn shutdown_signal() {
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         () = terminate => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_token_is_printed_only_in_a_fragment_and_only_on_a_terminal() {
+        let file = Path::new("/state/paddock/api-token");
+        let shown = sign_in_lines("http://127.0.0.1:8420", "abc123", file, true);
+        assert_eq!(
+            shown,
+            [
+                "Open in a browser (this address signs you in): http://127.0.0.1:8420/#token=abc123",
+                "API token: /state/paddock/api-token (send it as `Authorization: Bearer <token>`)",
+            ]
+        );
+        let logged = sign_in_lines("http://127.0.0.1:8420", "abc123", file, false);
+        assert!(logged.iter().all(|line| !line.contains("abc123")), "{logged:?}");
+        assert!(logged[0].starts_with("Open http://127.0.0.1:8420/ in a browser"));
     }
 }
