@@ -2,14 +2,16 @@ import { fileURLToPath } from "node:url";
 import solid from "vite-plugin-solid";
 import { defineConfig } from "vitest/config";
 
-// Payload types are generated from the Rust wire crates (ts-rs) and imported through aliases,
-// never copied by hand.
-const protocolBindings = fileURLToPath(new URL("../crates/protocol/bindings", import.meta.url));
+// Payload types are the API's own, generated from the Rust code (ts-rs, checked by
+// `cargo xtask codegen --check`) and imported through an alias, never copied by hand.
+const serverBindings = fileURLToPath(new URL("../crates/paddock-server/bindings", import.meta.url));
+
+const devApi = "http://127.0.0.1:8420";
 
 export default defineConfig({
   plugins: [solid()],
   resolve: {
-    alias: { "@protocol": protocolBindings },
+    alias: { "@server": serverBindings },
   },
   build: {
     outDir: "dist",
@@ -23,7 +25,17 @@ export default defineConfig({
     sourcemap: false,
   },
   server: {
-    fs: { allow: [".", protocolBindings] },
+    fs: { allow: [".", serverBindings] },
+    // `npm run dev` against a running `paddock up` on its default address: API calls and
+    // event sockets are passed on as if the page came from it (its Host and Origin checks).
+    proxy: {
+      "/v1": {
+        target: devApi,
+        ws: true,
+        changeOrigin: true,
+        headers: { origin: devApi },
+      },
+    },
   },
   test: {
     environment: "happy-dom",

@@ -10,7 +10,7 @@ export interface RequestOptions {
 }
 
 export interface ApiClientOptions {
-  /** Origin (and optional path prefix) of the server, e.g. `http://127.0.0.1:7420`. */
+  /** Origin (and optional path prefix) of the server, e.g. `http://127.0.0.1:8420`. */
   baseUrl: string;
   /** The bearer token, read on every request so a new sign-in applies at once. */
   token: () => string | null;
@@ -43,6 +43,10 @@ export class ApiClient {
     return this.request<T>("POST", path, options);
   }
 
+  patch<T>(path: string, options: RequestOptions = {}): Promise<T> {
+    return this.request<T>("PATCH", path, options);
+  }
+
   put<T>(path: string, options: RequestOptions = {}): Promise<T> {
     return this.request<T>("PUT", path, options);
   }
@@ -63,7 +67,7 @@ export class ApiClient {
   }
 
   /**
-   * Sends one request and returns its JSON body (`undefined` for 204 No Content). The raw
+   * Sends one request and returns its JSON body (`undefined` for an empty one). The raw
    * `Response` is available through `send` for streamed downloads such as audit exports.
    */
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
@@ -72,6 +76,10 @@ export class ApiClient {
       return undefined as T;
     }
     const text = await response.text();
+    if (text === "") {
+      // 202 Accepted and the like: the effects arrive as events.
+      return undefined as T;
+    }
     try {
       return JSON.parse(text) as T;
     } catch {

@@ -1,7 +1,8 @@
 /**
- * The access token `paddock up` prints. It arrives in the URL's fragment (`#token=…`, never sent
- * to the server and never in a query string), is moved at once into this origin's local storage,
- * and removed from the address bar and history.
+ * The access token of `paddock up`. The address it prints carries the token in the fragment
+ * (`#token=…`), which browsers never send to a server or put in a `Referer`; the UI moves it at
+ * once into this tab's session storage and removes it from the address bar and history. The
+ * desktop app gets its token from its own process instead (see `app/connection.ts`).
  */
 
 const STORAGE_KEY = "paddock.token";

@@ -1,4 +1,5 @@
-import type { Event } from "@protocol/Event";
+import type { Event } from "@server/Event";
+import { ApiError } from "./errors";
 
 /** Where a live event stream stands, for the UI to show. */
 export type StreamState =
@@ -17,13 +18,15 @@ export interface SocketLike {
   close(code?: number, reason?: string): void;
 }
 
-export type SocketFactory = (url: string, protocols: string[]) => SocketLike;
+export type SocketFactory = (url: string) => SocketLike;
 
 export interface EventStreamOptions {
-  /** The WebSocket URL that replays every event after `after` and then follows live. */
-  url: (after: number) => string;
-  /** Subprotocols offered on every connection (they carry the token; see `authProtocols`). */
-  protocols: () => string[];
+  /**
+   * The WebSocket URL that replays every event after `after` and then follows live. Asked
+   * afresh for every connection: it carries a single-use ticket (browsers cannot set an
+   * `Authorization` header on a WebSocket, and the token never goes into a URL).
+   */
+  url: (after: number) => Promise<string>;
   onEvent: (event: Event) => void;
   onState?: (state: StreamState) => void;
   /** Resume after this sequence number (0: from the start). */
@@ -35,15 +38,22 @@ export interface EventStreamOptions {
 }
 
 /**
- * Close codes after which reconnecting cannot help: the server refused the token (4401, our
- * application code) or the request (1008 policy violation).
+ * Errors getting a URL after which reconnecting cannot help: the token is refused, or the
+ * session does not exist.
  */
-const REFUSED_CODES = new Set([1008, 4401, 4403]);
+function isFinal(error: unknown): error is ApiError {
+  return (
+    error instanceof ApiError &&
+    (error.isUnauthorized || error.code === "session_not_found" || error.code === "forbidden_origin")
+  );
+}
 
 /**
- * One session's live events over a WebSocket, surviving disconnects: every reconnect asks for the
- * events after the last sequence number seen, and an event is delivered once even if the server
- * replays it. The stream stops for good only when `close()` is called or the server refuses it.
+ * One session's live events over a WebSocket, surviving disconnects: every reconnect asks for a
+ * new ticket and the events after the last sequence number seen, and an event is delivered once
+ * even if the server replays it. The server closes with 1001 (shutting down) or 1013 (this
+ * client fell behind); both are reconnected. The stream stops for good only when `close()` is
+ * called or the server refuses it (the token or the session).
  */
 export class EventStream {
   private readonly options: EventStreamOptions;
@@ -53,13 +63,13 @@ export class EventStream {
   private attempt = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private stopped = false;
+  /** Bumped by every connect and close, so a late ticket cannot open a stale socket. */
+  private generation = 0;
 
   constructor(options: EventStreamOptions) {
     this.options = options;
     this.lastSeq = options.after ?? 0;
-    this.factory =
-      options.socket ??
-      ((url, protocols) => new WebSocket(url, protocols) as unknown as SocketLike);
+    this.factory = options.socket ?? ((url) => new WebSocket(url) as unknown as SocketLike);
   }
 
   /** The sequence number of the last event delivered. */
@@ -69,11 +79,12 @@ export class EventStream {
 
   start(): void {
     this.stopped = false;
-    this.connect();
+    void this.connect();
   }
 
   close(): void {
     this.stopped = true;
+    this.generation += 1;
     if (this.timer !== null) {
       clearTimeout(this.timer);
       this.timer = null;
@@ -87,11 +98,29 @@ export class EventStream {
     this.options.onState?.({ kind: "closed" });
   }
 
-  private connect(): void {
+  private async connect(): Promise<void> {
+    const generation = ++this.generation;
     this.options.onState?.({ kind: "connecting" });
+    let url: string;
+    try {
+      url = await this.options.url(this.lastSeq);
+    } catch (cause) {
+      if (generation !== this.generation || this.stopped) {
+        return;
+      }
+      if (isFinal(cause)) {
+        this.refuse(cause.message);
+      } else {
+        this.scheduleReconnect();
+      }
+      return;
+    }
+    if (generation !== this.generation || this.stopped) {
+      return;
+    }
     let socket: SocketLike;
     try {
-      socket = this.factory(this.options.url(this.lastSeq), this.options.protocols());
+      socket = this.factory(url);
     } catch (cause) {
       const reason = cause instanceof Error ? cause.message : String(cause);
       this.refuse(`The event stream could not be opened: ${reason}`);
@@ -107,19 +136,14 @@ export class EventStream {
     socket.onerror = () => {
       // Always followed by `onclose`, which decides what happens next.
     };
-    socket.onclose = (event) => {
+    socket.onclose = () => {
       if (this.socket !== socket) {
         return;
       }
       this.socket = null;
-      if (this.stopped) {
-        return;
+      if (!this.stopped) {
+        this.scheduleReconnect();
       }
-      if (REFUSED_CODES.has(event.code)) {
-        this.refuse(event.reason || `The server refused the event stream (code ${event.code}).`);
-        return;
-      }
-      this.scheduleReconnect();
     };
   }
 
@@ -133,7 +157,12 @@ export class EventStream {
     } catch {
       return;
     }
-    if (typeof event.seq !== "number" || event.seq <= this.lastSeq) {
+    if (typeof event.seq !== "number") {
+      return;
+    }
+    // Live-only events (text deltas, output chunks) are numbered too and never replayed; an
+    // event at or below the last one seen is a replayed duplicate.
+    if (event.seq <= this.lastSeq) {
       return;
     }
     this.lastSeq = event.seq;
@@ -150,7 +179,7 @@ export class EventStream {
     this.timer = setTimeout(() => {
       this.timer = null;
       if (!this.stopped) {
-        this.connect();
+        void this.connect();
       }
     }, inMs);
   }
@@ -173,26 +202,4 @@ export function webSocketUrl(httpUrl: string): string {
   const url = new URL(httpUrl);
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
   return url.toString();
-}
-
-/**
- * The subprotocols that authenticate a WebSocket without putting the token in its URL (browsers
- * cannot set an `Authorization` header on one): `paddock.v1` names the protocol, and
- * `paddock.bearer.<base64url(token)>` carries the token in the `Sec-WebSocket-Protocol` header.
- */
-export function authProtocols(token: string | null): string[] {
-  const protocols = ["paddock.v1"];
-  if (token) {
-    protocols.push(`paddock.bearer.${base64Url(token)}`);
-  }
-  return protocols;
-}
-
-function base64Url(text: string): string {
-  const bytes = new TextEncoder().encode(text);
-  let binary = "";
-  for (const byte of bytes) {
-    binary += String.fromCharCode(byte);
-  }
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }

@@ -7,6 +7,7 @@ import { type AppState, AppProvider, useApp } from "./context";
 import { Shell } from "./Shell";
 
 // The first page paints from the main chunk; the others load when first visited.
+const SessionView = lazy(() => import("../pages/SessionView"));
 const Inbox = lazy(() => import("../pages/Inbox"));
 const Audit = lazy(() => import("../pages/Audit"));
 const SandboxSettings = lazy(() => import("../pages/settings/Sandbox"));
@@ -28,6 +29,7 @@ function Gate(): JSX.Element {
       <Router root={Shell}>
         <Route path="/" component={() => <Navigate href="/sessions" />} />
         <Route path="/sessions" component={Sessions} />
+        <Route path="/sessions/:id" component={SessionView} />
         <Route path="/inbox" component={Inbox} />
         <Route path="/audit" component={Audit} />
         <Route path="/settings" component={() => <Navigate href="/settings/sandbox" />} />

@@ -1,4 +1,5 @@
-import type { ProviderKind } from "@protocol/ProviderKind";
+import type { PendingApproval } from "@server/PendingApproval";
+import type { ProviderKind } from "@server/ProviderKind";
 import { MemoryRouter, Route } from "@solidjs/router";
 import { cleanup, render, screen } from "@solidjs/testing-library";
 import { createSignal } from "solid-js";
@@ -10,21 +11,38 @@ import { createThemeStore } from "./theme";
 
 afterEach(cleanup);
 
-function appState(): AppState {
-  const [inboxCount, setInboxCount] = createSignal(0);
-  const [provider, setProvider] = createSignal<ProviderKind | null>(null);
+function pending(callId: string): PendingApproval {
   return {
+    session_id: "s1",
+    call_id: callId,
+    tool: "run_bash",
+    args: { command: "cargo test" },
+    summary: "cargo test",
+    reason: "ask mode asks before commands",
+    lasting_allowed: true,
+    seq: 3,
+    asked_ms: 1_700_000_000_000,
+  };
+}
+
+function appState(desktop = false) {
+  const [approvals, setApprovals] = createSignal<PendingApproval[]>([]);
+  const [provider, setProvider] = createSignal<ProviderKind | null>(null);
+  const state: AppState = {
+    // Nothing listens there: the shell's background reads fail quietly, as they would offline.
     api: new ApiClient({ baseUrl: "http://127.0.0.1:1", token: () => "t" }),
     token: () => "t",
+    desktop,
     refusal: () => null,
     signIn: () => undefined,
     signOut: () => undefined,
     theme: createThemeStore(localStorage, document.createElement("html")),
-    inboxCount,
-    setInboxCount,
+    pending: approvals,
+    refreshInbox: () => undefined,
     provider,
-    setProvider,
+    refreshMachine: () => undefined,
   };
+  return { state, setApprovals, setProvider };
 }
 
 function renderShell(state: AppState) {
@@ -39,22 +57,27 @@ function renderShell(state: AppState) {
 
 describe("Shell", () => {
   it("shows the pending-approvals count beside Inbox, read out with the link", () => {
-    const state = appState();
+    const { state, setApprovals } = appState();
     renderShell(state);
     expect(screen.getByRole("link", { name: "Inbox" })).toBeTruthy();
-    state.setInboxCount(4);
+    setApprovals([pending("a"), pending("b"), pending("c"), pending("d")]);
     expect(screen.getByRole("link", { name: /^Inbox\s*,\s*4 pending approvals$/ })).toBeTruthy();
   });
 
   it("labels every control and warns in direct mode", () => {
-    const state = appState();
+    const { state, setProvider } = appState();
     renderShell(state);
     for (const name of ["System", "Light", "Dark"]) {
       expect(screen.getByRole("radio", { name })).toBeTruthy();
     }
     expect(screen.getByRole("button", { name: "Sign out" })).toBeTruthy();
     expect(screen.queryByRole("region", { name: "No sandbox" })).toBeNull();
-    state.setProvider("direct");
+    setProvider("direct");
     expect(screen.getByRole("region", { name: "No sandbox" })).toBeTruthy();
+  });
+
+  it("offers no sign-out in the desktop app, which signs itself in", () => {
+    renderShell(appState(true).state);
+    expect(screen.queryByRole("button", { name: "Sign out" })).toBeNull();
   });
 });

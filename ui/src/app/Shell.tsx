@@ -1,10 +1,10 @@
 import { A } from "@solidjs/router";
-import { For, type JSX } from "solid-js";
+import { For, type JSX, Show } from "solid-js";
 import { CountBadge } from "../components/Badge";
 import { DirectModeWarning } from "../components/DirectModeWarning";
 import { Icon, type IconName } from "../components/Icon";
 import { Mark } from "../components/Mark";
-import { useApp } from "./context";
+import { useApp, useLiveMachineState } from "./context";
 import { MAIN_NAV, type NavEntry, SETTINGS_NAV } from "./nav";
 import { THEME_CHOICES, type ThemePreference } from "./theme";
 
@@ -17,6 +17,7 @@ const THEME_ICONS: Record<ThemePreference, IconName> = {
 /** The frame around every page: skip link, sidebar navigation, and the page itself. */
 export function Shell(props: { children?: JSX.Element }): JSX.Element {
   const app = useApp();
+  useLiveMachineState(app);
   return (
     <div class="shell">
       <a class="skip-link" href="#main" onClick={skipToContent}>
@@ -61,7 +62,7 @@ function NavList(props: { entries: readonly NavEntry[]; labelledBy?: string }): 
               <Icon name={entry.icon} />
               <span class="nav-label">{entry.label}</span>
               {entry.showsInboxCount ? (
-                <CountBadge count={app.inboxCount()} label="pending approvals" />
+                <CountBadge count={app.pending().length} label="pending approvals" />
               ) : null}
             </A>
           </li>
@@ -95,16 +96,18 @@ function SidebarFooter(): JSX.Element {
           )}
         </For>
       </fieldset>
-      <button
-        type="button"
-        class="button button-ghost button-small"
-        onClick={() => {
-          app.signOut();
-        }}
-      >
-        <Icon name="signOut" size={14} />
-        Sign out
-      </button>
+      <Show when={!app.desktop}>
+        <button
+          type="button"
+          class="button button-ghost button-small"
+          onClick={() => {
+            app.signOut();
+          }}
+        >
+          <Icon name="signOut" size={14} />
+          Sign out
+        </button>
+      </Show>
     </div>
   );
 }

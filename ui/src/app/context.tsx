@@ -1,35 +1,88 @@
-import type { ProviderKind } from "@protocol/ProviderKind";
-import { createContext, createSignal, type JSX, useContext } from "solid-js";
+import type { Connection } from "@server/Connection";
+import type { PendingApproval } from "@server/PendingApproval";
+import type { ProviderKind } from "@server/ProviderKind";
+import { createContext, createSignal, type JSX, onCleanup, useContext } from "solid-js";
+import { inbox } from "../api/approvals";
 import { ApiClient } from "../api/client";
 import { adoptTokenFromLocation, forgetToken, saveToken } from "../api/credentials";
 import type { ApiError } from "../api/errors";
+import { readSettings, textSetting } from "../api/settings";
 import { createThemeStore, type ThemeStore } from "./theme";
 
-/** What every page may use: the API client, the sign-in state, the theme, the inbox count. */
+/** What every page may use: the API client, the sign-in state, the theme, the inbox. */
 export interface AppState {
   api: ApiClient;
   token: () => string | null;
+  /** The desktop app signs itself in (its token never leaves its process); no sign-out. */
+  desktop: boolean;
   /** Why the last token was dropped (the server refused it), shown on the sign-in form. */
   refusal: () => ApiError | null;
   signIn: (token: string) => void;
   signOut: () => void;
   theme: ThemeStore;
-  /** Pending approvals across every session, shown beside Inbox in the navigation. */
-  inboxCount: () => number;
-  setInboxCount: (count: number) => void;
+  /** Pending approvals across every session, kept current while signed in. */
+  pending: () => PendingApproval[];
+  /** Reads the inbox again now (after an answer, or when a session asks). */
+  refreshInbox: () => void;
   /** The machine's configured wall, once known; `direct` puts a warning on every page. */
   provider: () => ProviderKind | null;
-  setProvider: (provider: ProviderKind | null) => void;
+  /** Reads the machine's settings again (after Settings ▸ Sandbox changed them). */
+  refreshMachine: () => void;
 }
 
 const AppContext = createContext<AppState>();
 
-/** The browser-backed app state: same-origin API, token in local storage. */
-export function createBrowserAppState(): AppState {
-  const storage = window.localStorage;
+/** How often the inbox is read while the page is visible (approvals are in memory: cheap). */
+const INBOX_INTERVAL_MS = 2500;
+
+interface Parts {
+  api: ApiClient;
+  token: () => string | null;
+  desktop: boolean;
+  refusal: () => ApiError | null;
+  signIn: (token: string) => void;
+  signOut: () => void;
+}
+
+function assemble(parts: Parts, storage: Storage): AppState {
+  const [pending, setPending] = createSignal<PendingApproval[]>([]);
+  const [provider, setProvider] = createSignal<ProviderKind | null>(null);
+  const refreshInbox = () => {
+    if (!parts.token()) {
+      return;
+    }
+    inbox(parts.api).then(setPending, () => {
+      // A failed read keeps the last count; pages show their own errors in place.
+    });
+  };
+  const refreshMachine = () => {
+    if (!parts.token()) {
+      return;
+    }
+    readSettings(parts.api).then(
+      (view) => setProvider(textSetting(view, "sandbox.provider") as ProviderKind | null),
+      () => {
+        // Settings ▸ Sandbox shows the error in place.
+      },
+    );
+  };
+  return {
+    ...parts,
+    theme: createThemeStore(storage, document.documentElement),
+    pending,
+    refreshInbox,
+    provider,
+    refreshMachine,
+  };
+}
+
+/** The browser's state: same-origin API, the token in this tab's session storage. */
+export function createBrowserAppState(baseUrl = window.location.origin): AppState {
+  const storage = window.sessionStorage;
   const [token, setToken] = createSignal(
     adoptTokenFromLocation(window.location, window.history, storage),
   );
+  const [refusal, setRefusal] = createSignal<ApiError | null>(null);
   // An address with `#token=…` pasted into an open tab changes only the fragment: no reload.
   window.addEventListener("hashchange", () => {
     const adopted = adoptTokenFromLocation(window.location, window.history, storage);
@@ -38,11 +91,8 @@ export function createBrowserAppState(): AppState {
       setToken(adopted);
     }
   });
-  const [refusal, setRefusal] = createSignal<ApiError | null>(null);
-  const [inboxCount, setInboxCount] = createSignal(0);
-  const [provider, setProvider] = createSignal<ProviderKind | null>(null);
   const api = new ApiClient({
-    baseUrl: window.location.origin,
+    baseUrl,
     token,
     onUnauthorized: (error) => {
       forgetToken(storage);
@@ -50,25 +100,65 @@ export function createBrowserAppState(): AppState {
       setToken(null);
     },
   });
-  return {
-    api,
-    token,
-    refusal,
-    signIn: (next) => {
-      saveToken(storage, next);
-      setRefusal(null);
-      setToken(next.trim());
+  return assemble(
+    {
+      api,
+      token,
+      desktop: false,
+      refusal,
+      signIn: (next) => {
+        saveToken(storage, next);
+        setRefusal(null);
+        setToken(next.trim());
+      },
+      signOut: () => {
+        forgetToken(storage);
+        setToken(null);
+      },
     },
-    signOut: () => {
-      forgetToken(storage);
-      setToken(null);
+    window.localStorage,
+  );
+}
+
+/** The desktop app's state: the loopback server its own process runs, signed in for good. */
+export function createDesktopAppState(connection: Connection): AppState {
+  const token = () => connection.token;
+  const api = new ApiClient({ baseUrl: connection.base_url, token });
+  return assemble(
+    {
+      api,
+      token,
+      desktop: true,
+      refusal: () => null,
+      signIn: () => undefined,
+      signOut: () => undefined,
     },
-    theme: createThemeStore(storage, document.documentElement),
-    inboxCount,
-    setInboxCount,
-    provider,
-    setProvider,
+    window.localStorage,
+  );
+}
+
+/**
+ * Keeps the inbox and the machine's wall current while mounted: the inbox every few seconds
+ * while the page is visible, and at once when it becomes visible again.
+ */
+export function useLiveMachineState(app: AppState): void {
+  app.refreshInbox();
+  app.refreshMachine();
+  const timer = setInterval(() => {
+    if (document.visibilityState === "visible") {
+      app.refreshInbox();
+    }
+  }, INBOX_INTERVAL_MS);
+  const onVisible = () => {
+    if (document.visibilityState === "visible") {
+      app.refreshInbox();
+    }
   };
+  document.addEventListener("visibilitychange", onVisible);
+  onCleanup(() => {
+    clearInterval(timer);
+    document.removeEventListener("visibilitychange", onVisible);
+  });
 }
 
 export function AppProvider(props: { state: AppState; children: JSX.Element }): JSX.Element {

@@ -1,4 +1,4 @@
-import type { EnforcementLevel } from "@protocol/EnforcementLevel";
+import type { EnforcementLevel } from "@server/EnforcementLevel";
 import type { JSX } from "solid-js";
 
 export type Tone = "ok" | "info" | "warn" | "danger" | "neutral";

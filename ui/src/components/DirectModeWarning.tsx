@@ -1,4 +1,4 @@
-import type { ProviderKind } from "@protocol/ProviderKind";
+import type { ProviderKind } from "@server/ProviderKind";
 import { type JSX, Show } from "solid-js";
 import { Icon } from "./Icon";
 
