@@ -133,7 +133,10 @@ fn profiles(data: &sandbox_policy::SandboxData) -> Result<Vec<ProfileInfo>, Host
 fn key_store_status(kind: KeyStoreKind) -> KeyStoreStatus {
     match KeyStore::open(kind) {
         Ok(store) => {
-            let problem = store.get("paddock-status-probe").err().map(|e| e.to_string());
+            let problem = store
+                .get("paddock-status-probe")
+                .err()
+                .map(|e| e.to_string());
             KeyStoreStatus {
                 kind: kind.to_string(),
                 description: store.describe(),

@@ -123,7 +123,7 @@ pub fn write_custom(current: &str, entry: &CustomCredential) -> Result<String, H
         Some(index) => {
             if let Some(existing) = entries.get_mut(index) {
                 for (key, value) in table.iter() {
-                    existing.insert(key, value.clone());
+                    crate::settings::replace_keeping_comments(existing, key, value.clone());
                 }
             }
         }
@@ -169,13 +169,11 @@ fn entries_mut(
     document
         .get_mut("sandbox_credentials")
         .and_then(toml_edit::Item::as_array_of_tables_mut)
-        .ok_or_else(|| {
-            HostError::InvalidSetting {
-                key: "sandbox_credentials".into(),
-                problem: "is not written as [[sandbox_credentials]] tables in the config file; \
+        .ok_or_else(|| HostError::InvalidSetting {
+            key: "sandbox_credentials".into(),
+            problem: "is not written as [[sandbox_credentials]] tables in the config file; \
                           fix it by hand first"
-                    .into(),
-            }
+                .into(),
         })
 }
 

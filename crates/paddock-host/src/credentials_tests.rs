@@ -43,10 +43,7 @@ fn rows_list_the_built_in_entries_then_the_custom_ones_all_off_by_default() {
     assert!(kube.hosts_from_kubeconfig);
 
     let rows = credential_rows(&load(USER_FILE)).unwrap();
-    let enabled: Vec<(&str, bool)> = rows
-        .iter()
-        .map(|r| (r.name.as_str(), r.enabled))
-        .collect();
+    let enabled: Vec<(&str, bool)> = rows.iter().map(|r| (r.name.as_str(), r.enabled)).collect();
     assert_eq!(
         enabled,
         [
@@ -75,7 +72,11 @@ fn adding_and_changing_a_custom_entry_keeps_the_files_comments() {
 
     let changed = write_custom(
         &added,
-        &entry("mytool", ".config/mytool2", &["api.mytool.example", "*.cdn.example"]),
+        &entry(
+            "mytool",
+            ".config/mytool2",
+            &["api.mytool.example", "*.cdn.example"],
+        ),
     )
     .unwrap();
     assert!(changed.contains("# Our deploy tool's login."), "{changed}");
@@ -92,21 +93,33 @@ fn removing_a_custom_entry_turns_it_off_too() {
     let config = load(&removed);
     assert!(config.credentials.is_empty());
     assert_eq!(config.enabled_credentials, ["gh"]);
-    assert!(removed.contains("# gh for the release scripts"), "{removed}");
+    assert!(
+        removed.contains("# gh for the release scripts"),
+        "{removed}"
+    );
     assert!(!removed.contains("sandbox_credentials"), "{removed}");
     let missing = remove_custom(USER_FILE, "nothere").unwrap_err().to_string();
-    assert!(missing.contains("`nothere` is not a custom entry"), "{missing}");
+    assert!(
+        missing.contains("`nothere` is not a custom entry"),
+        "{missing}"
+    );
 }
 
 #[test]
 fn each_bad_field_is_named() {
     let problems = [
         (entry("My Tool", ".x", &["a.example"]), "name:"),
-        (entry("ssh", ".x", &["a.example"]), "name: `ssh` is a built-in entry's name"),
+        (
+            entry("ssh", ".x", &["a.example"]),
+            "name: `ssh` is a built-in entry's name",
+        ),
         (entry("tool", "/etc/passwd", &["a.example"]), "source:"),
         (entry("tool", "../secrets", &["a.example"]), "source:"),
         (entry("tool", ".x", &[]), "hosts: list at least one host"),
-        (entry("tool", ".x", &["a.example", "not a host"]), "hosts[1]:"),
+        (
+            entry("tool", ".x", &["a.example", "not a host"]),
+            "hosts[1]:",
+        ),
     ];
     for (bad, expected) in problems {
         let error = check_custom(&bad).unwrap_err();
@@ -138,7 +151,8 @@ fn machine_wide_entries_are_a_setting_and_unknown_names_are_refused() {
         error.contains("`sandbox.credentials`: `nosuch` is not a credential-share entry"),
         "{error}"
     );
-    let shadowing = "[[sandbox_credentials]]\nname = \"gh\"\nsource = \".x\"\nhosts = [\"a.example\"]\n";
+    let shadowing =
+        "[[sandbox_credentials]]\nname = \"gh\"\nsource = \".x\"\nhosts = [\"a.example\"]\n";
     let error = MachineConfig::from_texts(Some((shadowing, Path::new("/c/config.toml"))))
         .unwrap_err()
         .to_string();

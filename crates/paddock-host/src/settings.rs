@@ -197,15 +197,34 @@ pub fn apply_changes(
             ));
         };
         match item {
-            Some(item) => {
-                table.insert(name, item);
-            }
+            Some(item) => replace_keeping_comments(table, name, item),
             None => {
                 table.remove(name);
             }
         }
     }
     Ok(document.to_string())
+}
+
+/// Sets `name` in `table` to `item`; an existing key keeps its comments (the lines above it
+/// and the one after its value).
+pub(crate) fn replace_keeping_comments(
+    table: &mut dyn toml_edit::TableLike,
+    name: &str,
+    item: toml_edit::Item,
+) {
+    match table.get_mut(name) {
+        Some(existing) => {
+            let decor = existing.as_value().map(|value| value.decor().clone());
+            *existing = item;
+            if let (Some(decor), Some(value)) = (decor, existing.as_value_mut()) {
+                *value.decor_mut() = decor;
+            }
+        }
+        None => {
+            table.insert(name, item);
+        }
+    }
 }
 
 /// Writes `text` to `path` atomically (temporary file, then rename), keeping the previous
