@@ -48,7 +48,12 @@ fn a_scripted_reply_from_stdin_answers_a_real_streaming_request() {
     assert!(base.starts_with("http://127.0.0.1:"), "{ready}");
 
     writeln!(stdin, "not json").unwrap();
-    assert!(next(&mut stdout)["error"].as_str().unwrap().starts_with("not JSON"));
+    assert!(
+        next(&mut stdout)["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("not JSON")
+    );
     let script = json!({"marker": "task-42", "events": [
         {"text": "Hello from the script."}, {"stop": "end_turn"}]});
     writeln!(stdin, "{script}").unwrap();

@@ -18,13 +18,12 @@
 // The process's output is its interface.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-use std::io::Write;
+use std::io::{BufRead, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use test_support::model_server::{FakeModelServer, Reply, ScriptEvent, sse};
-use tokio::io::AsyncBufReadExt;
 
 /// One scripted event of a stdin line.
 fn event(value: &Value) -> Result<ScriptEvent, String> {
@@ -62,7 +61,10 @@ fn reply(line: &str) -> Result<(Option<String>, Reply), String> {
     if let Some(gap) = value.get("gap_ms").and_then(Value::as_u64) {
         reply = reply.gap(Duration::from_millis(gap));
     }
-    let marker = value.get("marker").and_then(Value::as_str).map(str::to_owned);
+    let marker = value
+        .get("marker")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
     Ok((marker, reply))
 }
 
@@ -85,8 +87,17 @@ async fn main() -> ExitCode {
         "anthropic_base_url": server.anthropic_base_url(),
         "openai_base_url": server.openai_base_url(),
     }));
-    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
+    // stdin is read on a thread of its own (blocking reads), lines handed over a channel.
+    let (sender, mut lines) = tokio::sync::mpsc::unbounded_channel::<String>();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            if sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    while let Some(line) = lines.recv().await {
         if line.trim().is_empty() {
             continue;
         }
