@@ -1,6 +1,6 @@
 // Shared by the browser end-to-end tests: Debian's Chromium driven by playwright-core (no
 // browser download), and the UI under test.
-import { mkdtemp, mkdir, rm } from "node:fs/promises";
+import { mkdtemp, mkdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -49,27 +49,17 @@ export async function launchBrowser() {
 }
 
 /**
- * The UI under test: `PADDOCK_UI_URL` when set (a running `paddock up`), else the built
- * `ui/dist` served by Vite's preview server on a free loopback port.
+ * The UI under test, served by the real `paddock up` (see `paddock.mjs`): its URL, the API
+ * token, and `close()`.
  */
 export async function startUi() {
-  if (process.env.PADDOCK_UI_URL) {
-    return { url: process.env.PADDOCK_UI_URL.replace(/\/+$/, ""), async close() {} };
-  }
-  const { preview } = await import("vite");
-  const server = await preview({
-    root: uiRoot,
-    logLevel: "silent",
-    preview: { host: "127.0.0.1", port: 0, strictPort: false, open: false },
-  });
-  const address = server.httpServer.address();
-  if (!address || typeof address === "string") {
-    throw new Error("the preview server has no TCP address");
-  }
+  const { startPaddock } = await import("./paddock.mjs");
+  const paddock = await startPaddock();
   return {
-    url: `http://127.0.0.1:${address.port}`,
+    url: paddock.url,
+    token: paddock.token,
     async close() {
-      await server.close();
+      await paddock.stop();
     },
   };
 }
@@ -84,8 +74,12 @@ export async function screenshot(page, name) {
 
 /** Runs axe-core in the page and returns the violations of serious or critical impact. */
 export async function seriousAccessibilityViolations(page) {
-  const axePath = fileURLToPath(import.meta.resolve("axe-core/axe.min.js"));
-  await page.addScriptTag({ path: axePath });
+  // Evaluated through the DevTools protocol: the served content security policy (scripts
+  // from the app only) rightly refuses an injected <script>.
+  if (!(await page.evaluate(() => "axe" in window))) {
+    const axePath = fileURLToPath(import.meta.resolve("axe-core/axe.min.js"));
+    await page.evaluate(await readFile(axePath, "utf8"));
+  }
   const result = await page.evaluate(async () => {
     return await window.axe.run(document, { resultTypes: ["violations"] });
   });

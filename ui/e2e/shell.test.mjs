@@ -1,5 +1,5 @@
 // The app shell in a real Chromium: sign-in, navigation, keyboard, themes, accessibility.
-// The pages that call the server's API are tested against `paddock up` once they exist.
+// Served by the real `paddock up`; the flows through the pages are in flows.test.mjs.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { launchBrowser, screenshot, seriousAccessibilityViolations, startUi } from "./harness.mjs";
@@ -30,11 +30,16 @@ describe("app shell", () => {
     const page = await browser.context.newPage();
     const errors = [];
     page.on("pageerror", (error) => errors.push(error.message));
+    // A 4xx is an answer the page shows in place (e.g. the OpenShell status on a machine with
+    // no gateway configured); a 5xx or a script error is a failure.
+    page.on("response", (response) => {
+      if (response.status() >= 500) errors.push(`${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`);
+    });
     page.on("console", (message) => {
-      if (message.type() === "error") errors.push(message.text());
+      if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) errors.push(message.text());
     });
     await page.goto(`${ui.url}/`);
-    await page.evaluate(() => localStorage.clear());
+    await page.evaluate(() => sessionStorage.clear());
     return { page, errors };
   }
 
@@ -48,33 +53,33 @@ describe("app shell", () => {
     assert.equal(await field.getAttribute("aria-invalid"), "true");
     assert.deepEqual(await seriousAccessibilityViolations(page), []);
     await screenshot(page, "sign-in");
-    await field.fill("  typed-token  ");
+    await field.fill(`  ${ui.token}  `);
     await field.press("Enter");
     await page.getByRole("heading", { name: "Sessions", level: 1 }).waitFor();
-    assert.equal(await page.evaluate(() => localStorage.getItem("paddock.token")), "typed-token");
+    assert.equal(await page.evaluate(() => sessionStorage.getItem("paddock.token")), ui.token);
     assert.deepEqual(errors, []);
     await page.close();
   });
 
   it("signs in from the address's fragment and removes the token from the address bar", async () => {
     const { page, errors } = await freshPage();
-    await page.goto(`${ui.url}/audit#token=fragment-token`);
+    await page.goto(`${ui.url}/audit#token=${ui.token}`);
     await page.getByRole("heading", { name: "Audit trail", level: 1 }).waitFor();
     assert.equal(page.url(), `${ui.url}/audit`);
     assert.equal(
-      await page.evaluate(() => localStorage.getItem("paddock.token")),
-      "fragment-token",
+      await page.evaluate(() => sessionStorage.getItem("paddock.token")),
+      ui.token,
     );
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("heading", { name: "Sign in to Paddock" }).waitFor();
-    assert.equal(await page.evaluate(() => localStorage.getItem("paddock.token")), null);
+    assert.equal(await page.evaluate(() => sessionStorage.getItem("paddock.token")), null);
     assert.deepEqual(errors, []);
     await page.close();
   });
 
   it("reaches every page from the navigation, marks the current one, and passes axe", async () => {
     const { page, errors } = await freshPage();
-    await page.goto(`${ui.url}/#token=t`);
+    await page.goto(`${ui.url}/#token=${ui.token}`);
     await page.getByRole("heading", { name: "Sessions", level: 1 }).waitFor();
     assert.equal(page.url(), `${ui.url}/sessions`, "the root address leads to Sessions");
     const nav = page.getByRole("navigation", { name: "Main" });
@@ -99,7 +104,7 @@ describe("app shell", () => {
 
   it("is keyboard reachable: skip link first, then the navigation", async () => {
     const { page } = await freshPage();
-    await page.goto(`${ui.url}/inbox#token=t`);
+    await page.goto(`${ui.url}/inbox#token=${ui.token}`);
     await page.getByRole("heading", { name: "Inbox", level: 1 }).waitFor();
     await page.keyboard.press("Tab");
     const skip = page.getByRole("link", { name: "Skip to content" });
@@ -125,7 +130,7 @@ describe("app shell", () => {
   it("switches themes, keeps the choice across reloads, and follows the system by default", async () => {
     const { page } = await freshPage();
     await page.emulateMedia({ colorScheme: "dark" });
-    await page.goto(`${ui.url}/sessions#token=t`);
+    await page.goto(`${ui.url}/sessions#token=${ui.token}`);
     await page.getByRole("heading", { name: "Sessions", level: 1 }).waitFor();
     const background = () =>
       page.evaluate(() => getComputedStyle(document.body).backgroundColor);
@@ -152,7 +157,7 @@ describe("app shell", () => {
 
   it("shows a page of its own for an unknown address", async () => {
     const { page } = await freshPage();
-    await page.goto(`${ui.url}/no/such/page#token=t`);
+    await page.goto(`${ui.url}/no/such/page#token=${ui.token}`);
     await page.getByRole("heading", { name: "Page not found", level: 1 }).waitFor();
     await page.getByRole("link", { name: "Go to Sessions" }).click();
     await page.getByRole("heading", { name: "Sessions", level: 1 }).waitFor();

@@ -130,6 +130,8 @@ pub(crate) fn built_binaries() -> Result<(PathBuf, PathBuf), String> {
 /// starts and says how to add one.
 pub fn up(args: &[String]) -> Result<(), String> {
     system::ensure_run_packages()?;
+    // `paddock` embeds the built web UI.
+    ui::build()?;
     let runner = runner()?;
     let mut build = cargo();
     build.args([
@@ -279,6 +281,9 @@ pub fn ci() -> Result<(), String> {
             desktop.display()
         ));
     }
+    // The browser end-to-end flows against the `paddock` and `fake-model-server` binaries the
+    // test build made.
+    ui::e2e_with_built()?;
     bench_smoke::bench_smoke()?;
     fuzz_smoke::fuzz_smoke(&[])
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use crate::system;
-use crate::tasks::{root, run};
+use crate::tasks::{built_binaries, cargo, root, run};
 
 /// The oldest Node the UI's toolchain runs on (Vite 8, ESLint 9).
 const NODE_MINIMUM: (u32, u32) = (20, 19);
@@ -91,11 +91,46 @@ pub fn check() -> Result<(), String> {
     Ok(())
 }
 
-/// The browser end-to-end tests: the built UI in Debian's Chromium through playwright-core.
+/// The browser end-to-end tests: the built UI served by the real `paddock up` (local wall,
+/// the fake model server) in Debian's Chromium through playwright-core. Builds what they run.
 pub fn e2e() -> Result<(), String> {
-    system::ensure(&[system::BROWSER_E2E_PACKAGES])?;
+    system::ensure(&[system::RUN_PACKAGES, system::BROWSER_E2E_PACKAGES])?;
     build()?;
+    let mut binaries = cargo();
+    binaries.args([
+        "build",
+        "--locked",
+        "--package",
+        "paddock",
+        "--package",
+        "test-support",
+        "--bin",
+        "paddock",
+        "--bin",
+        "fake-model-server",
+    ]);
+    run(binaries)?;
+    e2e_with_built()
+}
+
+/// The browser end-to-end tests with the binaries a workspace build already made (CI: the
+/// test build), so nothing is built twice.
+pub fn e2e_with_built() -> Result<(), String> {
+    system::ensure(&[system::BROWSER_E2E_PACKAGES])?;
+    let (runner, wall) = built_binaries()?;
+    let debug = root().join("target").join("debug");
     let mut e2e = npm();
     e2e.args(["run", "e2e"]);
+    for (name, path) in [
+        ("PADDOCK_BIN", debug.join("paddock")),
+        ("PADDOCK_FAKE_MODEL_SERVER", debug.join("fake-model-server")),
+        ("PADDOCK_TOOL_RUNNER", runner),
+        ("PADDOCK_WALL", wall),
+    ] {
+        if !path.is_file() {
+            return Err(format!("{name}: {} was not built", path.display()));
+        }
+        e2e.env(name, path);
+    }
     run(e2e)
 }
