@@ -89,8 +89,15 @@ impl DeciderKind {
     }
 }
 
+/// Who decided a call, as the audit trail records it. Exported as `AuditDecidedBy`: the
+/// events' `DecidedBy` (a plain kind) has the same name and shares the generated folders.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "wire-schemas", derive(ts_rs::TS, utoipa::ToSchema))]
+#[cfg_attr(
+    feature = "wire-schemas",
+    ts(rename = "AuditDecidedBy"),
+    schema(as = AuditDecidedBy)
+)]
 pub struct DecidedBy {
     pub kind: DeciderKind,
     /// The rule's name, the mode, or the standing approval's id.

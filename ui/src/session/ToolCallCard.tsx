@@ -1,3 +1,4 @@
+import type { DecidedBy } from "@server/DecidedBy";
 import type { HostScope } from "@server/HostScope";
 import type { NetworkDenial } from "@server/NetworkDenial";
 import { createSignal, For, type JSX, Match, Show, Switch } from "solid-js";
@@ -61,19 +62,22 @@ function StatusBadge(props: { call: ToolCall }): JSX.Element {
   );
 }
 
+/** Who decided a call, in words (the events' `DecidedBy`). */
+const DECIDERS: Record<DecidedBy, string> = {
+  user: "you",
+  mode: "the approval mode",
+  standing_approval: "a standing approval",
+  rule: "a rule",
+  safety_check: "a safety check",
+  policy: "the front end's policy",
+};
+
 function decidedText(call: ToolCall): string | null {
   const by = call.decidedBy;
   if (!by) {
     return null;
   }
-  const who =
-    by.kind === "user"
-      ? "you"
-      : by.kind === "rule"
-        ? `the rule ${by.name ?? ""}`.trim()
-        : by.kind === "mode"
-          ? `the approval mode${by.name ? ` (${by.name})` : ""}`
-          : "bypass mode";
+  const who = DECIDERS[by];
   if (call.phase === "denied" || call.status === "denied") {
     return `Denied by ${who}${call.denyReason ? `: ${call.denyReason}` : ""}`;
   }
