@@ -121,6 +121,15 @@ impl ApiToken {
         Ok(Self(token.to_owned()))
     }
 
+    /// A token made for this process only, never written anywhere (the desktop app's
+    /// in-process server: only its own window is handed it).
+    pub fn for_this_process() -> Result<Self, TokenError> {
+        random_hex(32).map(Self).map_err(|source| TokenError::Io {
+            context: "reading randomness for the API token".into(),
+            source,
+        })
+    }
+
     /// True when `offered` is the token (constant time in its contents).
     pub fn matches(&self, offered: &str) -> bool {
         offered.len() == self.0.len() && bool::from(offered.as_bytes().ct_eq(self.0.as_bytes()))

@@ -58,6 +58,9 @@ pub struct ServerConfig {
     /// Origins of pages served elsewhere that call this server (the desktop app's webview,
     /// `tauri://localhost`); only an embedding front end sets them, never `paddock up`.
     pub cross_origins: Vec<String>,
+    /// A token made for this process and kept in memory only, instead of the machine's token
+    /// file (the desktop app, whose window is the only client).
+    pub process_token: bool,
 }
 
 impl ServerConfig {
@@ -69,6 +72,7 @@ impl ServerConfig {
             names: Vec::new(),
             assets: None,
             cross_origins: Vec::new(),
+            process_token: false,
         }
     }
 }
@@ -152,7 +156,11 @@ impl Server {
             .local_addr()
             .map_err(|source| ServeError::Bind { addr, source })?;
         let token_file = host.paths().api_token_file();
-        let token = ApiToken::load_or_create(&token_file)?;
+        let token = if config.process_token {
+            ApiToken::for_this_process()?
+        } else {
+            ApiToken::load_or_create(&token_file)?
+        };
         let names = served_names(local, &config.names);
         let exposure = Exposure::new(&names, local.port(), tls.is_some())
             .with_cross_origins(&config.cross_origins);

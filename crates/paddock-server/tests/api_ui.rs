@@ -186,3 +186,32 @@ async fn the_desktop_webview_is_a_cross_origin_only_where_the_desktop_serves() {
     assert_eq!(header(&same, "access-control-allow-origin"), "");
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_token_is_never_written_and_the_token_file_does_not_open_that_server() {
+    let mut config = ServerConfig::loopback(0);
+    config.process_token = true;
+    let server = TestServer::start_serving(config).await;
+    let token_file = server.paths.api_token_file();
+    assert!(
+        !token_file.exists(),
+        "a process token must not be written to {}",
+        token_file.display()
+    );
+    assert_eq!(server.token.len(), 64);
+    let with = server.get("/v1/sessions").send().await.unwrap();
+    assert_eq!(with.status().as_u16(), 200);
+
+    // A token from the machine's file (as `paddock up` would have made) is not this server's.
+    let file_token = paddock_server::auth::ApiToken::load_or_create(&token_file).unwrap();
+    assert_ne!(file_token.expose(), server.token);
+    let refused = server
+        .client
+        .get(server.url("/v1/sessions"))
+        .bearer_auth(file_token.expose())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status().as_u16(), 401);
+    server.stop().await;
+}

@@ -7,8 +7,8 @@
 use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context;
 use paddock_host::paths::Paths;
@@ -62,6 +62,7 @@ pub async fn up(paths: &Paths, options: UpOptions) -> anyhow::Result<ExitCode> {
         names: options.names,
         assets: Some(Arc::new(EmbeddedUi)),
         cross_origins: Vec::new(),
+        process_token: false,
     };
     let server = Server::bind(host.clone(), config)
         .await
@@ -102,7 +103,9 @@ pub async fn up(paths: &Paths, options: UpOptions) -> anyhow::Result<ExitCode> {
 pub fn sign_in_lines(url: &str, token: &str, token_file: &Path, terminal: bool) -> Vec<String> {
     let mut lines = Vec::new();
     if terminal {
-        lines.push(format!("Open in a browser (this address signs you in): {url}/#token={token}"));
+        lines.push(format!(
+            "Open in a browser (this address signs you in): {url}/#token={token}"
+        ));
     } else {
         lines.push(format!(
             "Open {url}/ in a browser and sign in with the API token (a sign-in address is \
@@ -151,7 +154,10 @@ mod tests {
             ]
         );
         let logged = sign_in_lines("http://127.0.0.1:8420", "abc123", file, false);
-        assert!(logged.iter().all(|line| !line.contains("abc123")), "{logged:?}");
+        assert!(
+            logged.iter().all(|line| !line.contains("abc123")),
+            "{logged:?}"
+        );
         assert!(logged[0].starts_with("Open http://127.0.0.1:8420/ in a browser"));
     }
 }
