@@ -1,11 +1,15 @@
 // The desktop app under Xvfb, driven through tauri-driver and WebKitWebDriver. Run by
 // `cargo xtask desktop smoke`, which builds the app, starts Xvfb, a D-Bus session bus and
-// tauri-driver, and passes their addresses here.
+// tauri-driver (with a fresh XDG profile, the tool-runner and the wall), and passes their
+// addresses here. The app runs the host in its own process; the model is the fake model
+// server (a test double speaking the Anthropic wire).
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { initialConfig, startModel } from "../e2e/paddock.mjs";
 import { WebDriver } from "./webdriver.mjs";
 
 function required(name) {
@@ -19,6 +23,8 @@ function required(name) {
 const application = required("PADDOCK_DESKTOP_BIN");
 const driverUrl = required("TAURI_DRIVER_URL");
 const artifacts = required("PADDOCK_SMOKE_ARTIFACTS");
+const configHome = required("XDG_CONFIG_HOME");
+const fakeModel = required("PADDOCK_FAKE_MODEL_SERVER");
 
 /** Waits for a child to exit; rejects if it is still running after `limitMs`. */
 function exitOf(child, limitMs) {
@@ -36,47 +42,72 @@ function exitOf(child, limitMs) {
 
 describe("desktop app", () => {
   const driver = new WebDriver(driverUrl);
+  let model;
+
+  const heading = () => driver.execute("return document.querySelector('main h1')?.textContent ?? null;");
+  const bodyText = () => driver.execute("return document.body.innerText;");
+  /** Clicks the first element matching `css` whose text includes `text`. */
+  const clickText = (css, text) =>
+    driver.execute(
+      "const [css, text] = arguments; const el = [...document.querySelectorAll(css)].find((e) => e.textContent.includes(text)); if (!el) return false; el.click(); return true;",
+      [css, text],
+    );
 
   before(async () => {
     await mkdir(artifacts, { recursive: true });
+    model = await startModel(fakeModel);
+    await mkdir(join(configHome, "paddock"), { recursive: true });
+    await writeFile(join(configHome, "paddock", "config.toml"), initialConfig(model.anthropicBaseUrl));
     await driver.startApp(application);
   });
 
   after(async () => {
     // WebKitWebDriver serves one session at a time: always end it.
     await driver.quit();
+    await model?.stop();
   });
 
-  it("opens its window on the web UI", async () => {
+  it("opens its window on Sessions, signed in by its own process", async () => {
     assert.equal(await driver.title(), "Paddock");
-    const heading = await driver.waitFor("the sign-in page", async () => {
-      const text = await driver.execute("return document.querySelector('h1')?.textContent ?? null;");
-      return text ?? undefined;
-    });
-    assert.equal(heading, "Sign in to Paddock");
+    const text = await driver.waitFor("the Sessions page", async () =>
+      (await heading()) === "Sessions" ? "Sessions" : undefined,
+    );
+    assert.equal(text, "Sessions");
+    const signOut = await driver.execute(
+      "return [...document.querySelectorAll('button')].some((b) => b.textContent.includes('Sign out'));",
+    );
+    assert.equal(signOut, false, "the desktop app has no sign-in to leave");
   });
 
-  it("signs in, navigates to Settings ▸ Sandbox, and saves a screenshot", async () => {
-    const input = await driver.find("input[name=token]");
-    await driver.type(input, "desktop-smoke-token");
-    await driver.click(await driver.find("button[type=submit]"));
-    const sandboxLink = await driver.waitFor("the navigation", () =>
-      driver.find('nav a[href="/settings/sandbox"]'),
-    );
-    await driver.click(sandboxLink);
-    const heading = await driver.waitFor("the Sandbox page", async () => {
-      const text = await driver.execute("return document.querySelector('main h1')?.textContent ?? null;");
-      return text === "Sandbox" ? text : undefined;
-    });
-    assert.equal(heading, "Sandbox");
-    const current = await driver.execute(
-      "return document.querySelector('nav [aria-current=page]')?.textContent?.trim() ?? null;",
-    );
-    assert.equal(current, "Sandbox");
+  it("opens Settings ▸ Sandbox, reads the provider status, and saves a screenshot", async () => {
+    await driver.click(await driver.find('nav a[href="/settings/sandbox"]'));
+    await driver.waitFor("the Sandbox page", async () => ((await heading()) === "Sandbox" ? true : undefined));
+    const status = await driver.waitFor("the machine status", async () => {
+      const text = await bodyText();
+      return /Local wall/.test(text) && /(ready|can build|failing|check)/i.test(text) ? text : undefined;
+    }, 30_000);
+    assert.match(status, /Local wall/);
     await driver.afterPaint();
     const png = await driver.screenshot();
     assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
     await writeFile(join(artifacts, "desktop-sandbox.png"), png);
+  });
+
+  it("starts a session against the fake model and shows its answer", async () => {
+    const folder = await mkdtemp(join(tmpdir(), "paddock-desktop-smoke-"));
+    await model.script({ events: [{ text: "Hello from the desktop smoke test." }, { stop: "end_turn" }] });
+    await driver.click(await driver.find('nav a[href="/sessions"]'));
+    await driver.waitFor("the Sessions page", async () => ((await heading()) === "Sessions" ? true : undefined));
+    assert.equal(await clickText("button", "New session"), true);
+    const path = await driver.waitFor("the new-session dialog", () => driver.find("dialog input.folder-path"));
+    await driver.type(path, folder);
+    await driver.type(await driver.find("dialog textarea"), "Say hello");
+    assert.equal(await clickText("dialog button[type=submit]", "Start session"), true);
+    await driver.waitFor("the model's answer", async () =>
+      (await bodyText()).includes("Hello from the desktop smoke test.") ? true : undefined,
+    60_000);
+    await driver.afterPaint();
+    await writeFile(join(artifacts, "desktop-session.png"), await driver.screenshot());
   });
 
   it("hands a second launch over to the running app (single instance)", async () => {

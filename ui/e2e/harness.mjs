@@ -64,11 +64,12 @@ export async function startUi() {
   };
 }
 
-/** Saves a full-page screenshot as `e2e/artifacts/<name>.png` and returns its path. */
+/** Saves a screenshot of the viewport as `e2e/artifacts/<name>.png` and returns its path. */
 export async function screenshot(page, name) {
   await mkdir(artifactsDir, { recursive: true });
   const path = join(artifactsDir, `${name}.png`);
-  await page.screenshot({ path, fullPage: true });
+  // The viewport: the shell scrolls inside its own panes, so a "full page" adds only blank space.
+  await page.screenshot({ path });
   return path;
 }
 

@@ -62,6 +62,16 @@ pub fn smoke() -> Result<(), String> {
         system::DESKTOP_SMOKE_PACKAGES,
     ])?;
     let binary = build(false)?;
+    let mut fake_model = cargo();
+    fake_model.args([
+        "build",
+        "--locked",
+        "--package",
+        "test-support",
+        "--bin",
+        "fake-model-server",
+    ]);
+    run(fake_model)?;
     smoke_with(&binary)
 }
 
@@ -107,8 +117,25 @@ pub fn smoke_with(binary: &Path) -> Result<(), String> {
     let log_err = log
         .try_clone()
         .map_err(|e| format!("{}: {e}", log_path.display()))?;
+    // The app runs the host in its own process: it needs the wall's helpers, and the smoke
+    // test's model is the fake model server (its key in the environment, `key_store = "env"`).
+    let (runner, wall) = crate::tasks::built_binaries()?;
+    let fake_model = root()
+        .join("target")
+        .join("debug")
+        .join("fake-model-server");
+    if !fake_model.is_file() {
+        return Err(format!(
+            "{} was not built (`cargo build -p test-support --bin fake-model-server`)",
+            fake_model.display()
+        ));
+    }
     let mut driver_command = Command::new(&tauri_driver);
     driver_command
+        .env("PADDOCK_TOOL_RUNNER", &runner)
+        .env("PADDOCK_WALL", &wall)
+        .env("ANTHROPIC_API_KEY", SMOKE_MODEL_KEY)
+        .env("XDG_STATE_HOME", xdg("state"))
         .args([
             "--port",
             &port.to_string(),
@@ -131,6 +158,8 @@ pub fn smoke_with(binary: &Path) -> Result<(), String> {
         .env("PADDOCK_DESKTOP_BIN", binary)
         .env("TAURI_DRIVER_URL", format!("http://127.0.0.1:{port}"))
         .env("PADDOCK_SMOKE_ARTIFACTS", &artifacts)
+        .env("PADDOCK_FAKE_MODEL_SERVER", &fake_model)
+        .env("XDG_STATE_HOME", xdg("state"))
         .env("DISPLAY", &display)
         .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
         .env("XDG_DATA_HOME", xdg("data"))
@@ -151,6 +180,9 @@ pub fn smoke_with(binary: &Path) -> Result<(), String> {
         Err(e) => Err(format!("{e}\n(tauri-driver's log: {})", log_path.display())),
     }
 }
+
+/// The model key the smoke test's app is given (a planted value for the fake model server).
+const SMOKE_MODEL_KEY: &str = "sk-ant-PLANTED-desktop-smoke-0123456789";
 
 /// `tauri-driver` 2.x on PATH or in cargo's bin folder, installed with `cargo install` when
 /// missing (the 3.0 alphas on the registry are not for Tauri 2).

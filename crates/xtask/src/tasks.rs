@@ -284,6 +284,8 @@ pub fn ci() -> Result<(), String> {
     // The browser end-to-end flows against the `paddock` and `fake-model-server` binaries the
     // test build made.
     ui::e2e_with_built()?;
+    // The desktop app under Xvfb through tauri-driver, the binary the test build made.
+    desktop::smoke_with(&desktop)?;
     bench_smoke::bench_smoke()?;
     fuzz_smoke::fuzz_smoke(&[])
 }
