@@ -106,6 +106,11 @@ describe("desktop app", () => {
     await driver.waitFor("the model's answer", async () =>
       (await bodyText()).includes("Hello from the desktop smoke test.") ? true : undefined,
     60_000);
+    // The folder typed key by key is the one granted (not a prefix of it).
+    const granted = await driver.execute(
+      "return [...document.querySelectorAll('[title]')].map((e) => e.getAttribute('title')).join('\\n');",
+    );
+    assert.ok(granted.split("\n").includes(folder), `granted: ${granted}`);
     await driver.afterPaint();
     await writeFile(join(artifacts, "desktop-session.png"), await driver.screenshot());
   });

@@ -76,7 +76,8 @@ describe("flows against paddock up", () => {
 
     await page.getByRole("button", { name: "New session" }).first().click();
     const dialog = page.getByRole("dialog");
-    await dialog.getByLabel("Folder 1 path").fill(paddock.rw);
+    // Typed key by key, as a person types (a row re-created per keystroke would lose focus).
+    await dialog.getByLabel("Folder 1 path").pressSequentially(paddock.rw);
     await dialog.getByRole("group", { name: "Folder 1 access" }).getByRole("radio", { name: "Read-write" }).check();
     await dialog.getByRole("button", { name: "Add folder" }).click();
     await dialog.getByLabel("Folder 2 path").fill(paddock.ro);

@@ -3,7 +3,7 @@ import type { NetworkProfileName } from "@server/NetworkProfileName";
 import type { SandboxCatalog } from "@server/SandboxCatalog";
 import type { SessionInfo } from "@server/SessionInfo";
 import { useNavigate } from "@solidjs/router";
-import { createResource, createSignal, For, type JSX, Show } from "solid-js";
+import { createResource, createSignal, For, Index, type JSX, Show } from "solid-js";
 import { useApp } from "../../app/context";
 import { describeError } from "../../components/states";
 import { sandboxCatalog } from "../../api/machine";
@@ -149,23 +149,25 @@ export function NewSessionDialog(props: {
             Absolute paths on the machine Paddock runs on; each folder appears at the same path
             inside the sandbox.
           </p>
-          <For each={folders()}>
+          {/* By position, not by object: each keystroke makes a new draft, and a row keyed by
+              the object would be replaced (and lose focus) after the first character typed. */}
+          <Index each={folders()}>
             {(draft, index) => (
               <FolderRow
-                draft={draft}
-                index={index()}
-                problem={folderProblems()[index()] ?? null}
+                draft={draft()}
+                index={index}
+                problem={folderProblems()[index] ?? null}
                 removable={folders().length > 1}
                 onChange={(next) => {
-                  setFolders(folders().map((f) => (f.id === draft.id ? next : f)));
+                  setFolders(folders().map((f, i) => (i === index ? next : f)));
                   setFolderProblems({});
                 }}
                 onRemove={() => {
-                  setFolders(folders().filter((f) => f.id !== draft.id));
+                  setFolders(folders().filter((_, i) => i !== index));
                 }}
               />
             )}
-          </For>
+          </Index>
           <button
             type="button"
             class="button button-small"
