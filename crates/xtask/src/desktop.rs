@@ -16,6 +16,9 @@ pub fn task(args: &[String]) -> Result<(), String> {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let flags = match args.as_slice() {
         ["smoke"] => return smoke(),
+        // The app and the fake model server as a workspace build left them (no rebuild with
+        // another feature selection).
+        ["smoke", "--built"] => return smoke_with(&debug_binary()),
         ["build", flags @ ..] => flags,
         flags => flags,
     };
@@ -24,7 +27,7 @@ pub fn task(args: &[String]) -> Result<(), String> {
         ["--release"] => true,
         other => {
             return Err(format!(
-                "unexpected arguments `{}`: use `desktop [build] [--release]` or `desktop smoke`",
+                "unexpected arguments `{}`: use `desktop [build] [--release]` or `desktop smoke [--built]`",
                 other.join(" ")
             ));
         }

@@ -33,12 +33,13 @@ cargo xtask <task>
   runner      build the static tool-runner that is mounted into sandboxes; prints its path
   ui build    install the web UI's npm packages (npm ci) and build ui/dist
   ui check    the web UI's lint (ESLint), type-check (tsc) and unit tests (Vitest)
-  ui e2e      the web UI's end-to-end tests in Debian's Chromium (playwright-core)
+  ui e2e      the web UI's end-to-end tests in Debian's Chromium (playwright-core) against
+              the real paddock up, the local wall and the fake model server
   desktop [build] [--release]
               build the web UI, then the desktop app (paddock-desktop); prints its path
-  desktop smoke
-              the desktop app under Xvfb, driven through tauri-driver (WebDriver); saves a
-              screenshot in target/desktop-smoke/
+  desktop smoke [--built]
+              the desktop app under Xvfb, driven through tauri-driver (WebDriver); saves
+              screenshots in target/desktop-smoke/ (--built: the binaries already built)
   bench       run the benchmarks; figures go in docs/performance.md
   bench-smoke re-measure the headline ratios of docs/performance.md; fails when one regresses
               past its stated margin
