@@ -1,4 +1,5 @@
 import type { KeyRequest } from "@server/KeyRequest";
+import type { KeySaved } from "@server/KeySaved";
 import type { KeyStoreStatus } from "@server/KeyStoreStatus";
 import type { ModelCheck } from "@server/ModelCheck";
 import type { ModelProvider } from "@server/ModelProvider";
@@ -15,10 +16,13 @@ export function keyStore(api: ApiClient): Promise<KeyStoreStatus> {
   return api.get<KeyStoreStatus>("/v1/models/key-store");
 }
 
-/** Stores a provider's key in the configured key store; the key never comes back. */
-export function storeKey(api: ApiClient, provider: string, key: string): Promise<void> {
-  const body: KeyRequest = { key };
-  return api.put<undefined>(`/v1/models/keys/${encodeURIComponent(provider)}`, { body });
+/**
+ * Tests a provider's key against its API and stores it in the configured key store (a key the
+ * API refuses is not stored: the error says so); the key never comes back.
+ */
+export function storeKey(api: ApiClient, provider: string, key: string): Promise<KeySaved> {
+  const body: KeyRequest = { key, check: true };
+  return api.put<KeySaved>(`/v1/models/keys/${encodeURIComponent(provider)}`, { body });
 }
 
 export function testModel(api: ApiClient): Promise<ModelCheck> {

@@ -141,7 +141,7 @@ function KeySection(props: { settings: SettingsView; providers: ModelProvider[];
   const [store, { refetch }] = createResource(() => keyStore(app.api));
   const [key, setKey] = createSignal("");
   const [problem, setProblem] = createSignal<string | null>(null);
-  const [stored, setStored] = createSignal(false);
+  const [stored, setStored] = createSignal<string | null>(null);
   const configured = () => props.providers.find((p) => p.configured);
   const storeKind = () => textSetting(props.settings, "models.key_store") ?? "env";
   return (
@@ -222,12 +222,16 @@ function KeySection(props: { settings: SettingsView; providers: ModelProvider[];
                   const onChanged = props.onChanged;
                   event.preventDefault();
                   setProblem(null);
-                  setStored(false);
+                  setStored(null);
                   const provider = textSetting(props.settings, "models.provider") ?? "anthropic";
                   storeKey(app.api, provider, key()).then(
-                    () => {
+                    (saved) => {
                       setKey("");
-                      setStored(true);
+                      setStored(
+                        saved.check === null || saved.check.ok
+                          ? `Stored in ${saved.store}.`
+                          : `Stored in ${saved.store}, not tested: ${saved.check.detail}`,
+                      );
                       onChanged();
                     },
                     (error: unknown) => setProblem(describeError(error).message),
@@ -258,7 +262,7 @@ function KeySection(props: { settings: SettingsView; providers: ModelProvider[];
       <Show when={stored()}>
         <p class="field-ok" role="status">
           <Icon name="check" size={13} />
-          Stored. Test the connection below.
+          {stored()} Test the connection below.
         </p>
       </Show>
       <Show when={problem()}>
