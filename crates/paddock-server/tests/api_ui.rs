@@ -191,7 +191,7 @@ async fn the_desktop_webview_is_a_cross_origin_only_where_the_desktop_serves() {
 async fn a_process_token_is_never_written_and_the_token_file_does_not_open_that_server() {
     let mut config = ServerConfig::loopback(0);
     config.process_token = true;
-    let server = TestServer::start_serving(config).await;
+    let server = TestServer::start_serving("", config).await;
     let token_file = server.paths.api_token_file();
     assert!(
         !token_file.exists(),
