@@ -37,4 +37,7 @@ pub use sandbox_slot::DIAGNOSE_COMMAND;
 pub use session::{Session, SessionDeps};
 pub use session_store::{SessionRecord, SessionStore, SessionSummary, StoreError, session_title};
 pub use settings_change::check_host;
-pub use tools::{HostTool, HostToolError, HostToolOutput, ToolEffect, ToolRegistry};
+pub use tools::{
+    HostTool, HostToolEntry, HostToolError, HostToolOutput, HostToolSource, ToolEffect,
+    ToolRegistry,
+};

@@ -50,6 +50,11 @@ pub(crate) async fn approve(
             return deny(shared, turn_id, call, DecidedBy::Policy, reason).await;
         }
     };
+    // A host tool may refuse lasting approvals (a destructive connector tool): `once` only.
+    let host_lasting = match &prepared.target {
+        CallTarget::Host(tool) => tool.lasting_approvals(),
+        CallTarget::Sandbox(_) => true,
+    };
     let (reason, lasting_allowed, safety) = match verdict {
         GateVerdict::Allow { by } => {
             emit_approved(shared, turn_id, call, by, None).await?;
@@ -64,17 +69,22 @@ pub(crate) async fn approve(
             reason,
             lasting_allowed,
             safety,
-        } => (reason, lasting_allowed, safety),
+        } => (reason, lasting_allowed && host_lasting, safety),
     };
     let question = Question {
         summary: approval_gate::summary(&call.name, &call.input, prepared),
         reason,
         lasting_allowed,
     };
-    let Some(decision) = ask_user(shared, turn_id, call, question, cancel).await? else {
+    let Some(mut decision) = ask_user(shared, turn_id, call, question, cancel).await? else {
         return Ok(Approval::Interrupted);
     };
     let protected_write = safety.is_some_and(protected::is_protected_write);
+    if !host_lasting && matches!(decision, ApprovalDecision::Approve { .. }) {
+        decision = ApprovalDecision::Approve {
+            scope: protocol::ApprovalScope::Once,
+        };
+    }
     apply_decision(shared, turn_id, call, &gate, &decision, protected_write).await
 }
 

@@ -305,11 +305,16 @@ async fn model_step(
             .unwrap_or_else(|| shared.config.default_model.clone());
         let mut request =
             ModelRequest::new(model, state.messages.clone(), shared.config.max_tokens);
-        request.system = Some(system_prompt(
+        let mut system = system_prompt(
             &state.settings,
             shared.slot.provider().enforcement(),
             shared.config.instructions.as_deref(),
-        ));
+        );
+        for notice in shared.tools.notices() {
+            system.push_str(&notice);
+            system.push('\n');
+        }
+        request.system = Some(system);
         request.tools = shared.tools.specs();
         request
     };

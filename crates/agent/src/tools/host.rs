@@ -1,10 +1,16 @@
-//! Tools that run in the host process (connectors: MCP servers, web fetch, …). No connector
-//! exists yet; this is the placement they plug into. A host tool's calls pass the same
-//! approval gate and audit trail as sandbox calls, recorded with enforcement `host`.
+//! Tools that run in the host process (connectors: MCP servers, web fetch, …). A host tool's
+//! calls pass the same approval gate and audit trail as sandbox calls, recorded with
+//! enforcement `host`. A [`HostToolSource`] offers tools whose list may change while a session
+//! runs (an MCP server announcing a new list); it is read before every model request.
+
+use std::sync::Arc;
 
 use async_trait::async_trait;
+use model_client::ToolSpec;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+
+use super::ToolEffect;
 
 /// What a host tool returns to the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,4 +40,39 @@ pub trait HostTool: Send + Sync {
         input: &Value,
         cancel: &CancellationToken,
     ) -> Result<HostToolOutput, HostToolError>;
+
+    /// Whether a `session` or `always` approval may answer this tool's calls. A destructive
+    /// tool says no: each call is approved `once`.
+    fn lasting_approvals(&self) -> bool {
+        true
+    }
+}
+
+/// One tool a [`HostToolSource`] offers now.
+#[derive(Clone)]
+pub struct HostToolEntry {
+    pub spec: ToolSpec,
+    pub effect: ToolEffect,
+    pub tool: Arc<dyn HostTool>,
+}
+
+impl std::fmt::Debug for HostToolEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostToolEntry")
+            .field("spec", &self.spec)
+            .field("effect", &self.effect)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Host tools whose list can change while a session runs. Read before every model request
+/// (the specs sent) and when a call is prepared (the tool run).
+pub trait HostToolSource: Send + Sync {
+    /// The tools offered now.
+    fn tools(&self) -> Vec<HostToolEntry>;
+
+    /// Lines added to the system prompt (a connector that could not start, …).
+    fn notices(&self) -> Vec<String> {
+        Vec::new()
+    }
 }

@@ -14,7 +14,7 @@ use model_client::ToolSpec;
 use serde_json::Value;
 use tool_protocol::ToolRequest;
 
-pub use host::{HostTool, HostToolError, HostToolOutput};
+pub use host::{HostTool, HostToolEntry, HostToolError, HostToolOutput, HostToolSource};
 pub use input::{ToolInputError, runner_request};
 pub use output::{RenderedResult, append_denials, render_error, render_result, truncate_middle};
 
@@ -58,6 +58,7 @@ pub struct RegistryError {
 pub struct ToolRegistry {
     tools: Vec<ToolDefinition>,
     host: BTreeMap<String, Arc<dyn HostTool>>,
+    sources: Vec<Arc<dyn HostToolSource>>,
 }
 
 impl std::fmt::Debug for ToolRegistry {
@@ -115,7 +116,42 @@ impl ToolRegistry {
         Self {
             tools,
             host: BTreeMap::new(),
+            sources: Vec::new(),
         }
+    }
+
+    /// Adds a source of host tools whose list may change while a session runs. Its tools
+    /// are checked like [`ToolRegistry::with_host_tool`]'s each time they are read: one that
+    /// takes a sandbox tool's name, a name already offered, or a non-object schema is left
+    /// out.
+    pub fn with_host_source(mut self, source: Arc<dyn HostToolSource>) -> Self {
+        self.sources.push(source);
+        self
+    }
+
+    /// What the sources want the model told (for the system prompt).
+    pub fn notices(&self) -> Vec<String> {
+        self.sources.iter().flat_map(|s| s.notices()).collect()
+    }
+
+    /// The sources' tools as they stand now, without names taken before them.
+    fn dynamic(&self) -> Vec<HostToolEntry> {
+        let mut seen: Vec<String> = self.tools.iter().map(|t| t.spec.name.clone()).collect();
+        let mut entries = Vec::new();
+        for source in &self.sources {
+            for entry in source.tools() {
+                let name = &entry.spec.name;
+                if SANDBOX_NAMES.contains(&name.as_str())
+                    || seen.contains(name)
+                    || entry.spec.input_schema.get("type").and_then(Value::as_str) != Some("object")
+                {
+                    continue;
+                }
+                seen.push(name.clone());
+                entries.push(entry);
+            }
+        }
+        entries
     }
 
     /// Adds a tool that runs in the host process. Its calls are recorded with enforcement
@@ -153,11 +189,34 @@ impl ToolRegistry {
 
     /// The specs to send with every model request.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools.iter().map(|t| t.spec.clone()).collect()
+        let mut specs: Vec<ToolSpec> = self.tools.iter().map(|t| t.spec.clone()).collect();
+        specs.extend(self.dynamic().into_iter().map(|e| e.spec));
+        specs
     }
 
-    pub fn get(&self, name: &str) -> Option<&ToolDefinition> {
-        self.tools.iter().find(|t| t.spec.name == name)
+    pub fn get(&self, name: &str) -> Option<ToolDefinition> {
+        if let Some(definition) = self.tools.iter().find(|t| t.spec.name == name) {
+            return Some(definition.clone());
+        }
+        self.dynamic()
+            .into_iter()
+            .find(|e| e.spec.name == name)
+            .map(|e| ToolDefinition {
+                spec: e.spec,
+                effect: e.effect,
+                placement: ToolPlacement::Host,
+            })
+    }
+
+    /// The host tool of `name`, fixed or from a source.
+    fn host_tool(&self, name: &str) -> Option<Arc<dyn HostTool>> {
+        if let Some(tool) = self.host.get(name) {
+            return Some(Arc::clone(tool));
+        }
+        self.dynamic()
+            .into_iter()
+            .find(|e| e.spec.name == name)
+            .map(|e| e.tool)
     }
 
     /// Turns a model's call into a runner request or a host call, or says what is wrong.
@@ -178,7 +237,7 @@ impl ToolRegistry {
         let target = match definition.placement {
             ToolPlacement::Sandbox => CallTarget::Sandbox(runner_request(name, input)?),
             ToolPlacement::Host => {
-                let tool = self.host.get(name).ok_or_else(|| ToolInputError {
+                let tool = self.host_tool(name).ok_or_else(|| ToolInputError {
                     tool: name.to_owned(),
                     problem: "the host tool is not available".into(),
                 })?;
@@ -188,7 +247,7 @@ impl ToolRegistry {
                         problem: format!("the input must be a JSON object, got {input}"),
                     });
                 }
-                CallTarget::Host(Arc::clone(tool))
+                CallTarget::Host(tool)
             }
         };
         Ok(PreparedCall {
