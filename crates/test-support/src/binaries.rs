@@ -23,6 +23,14 @@ pub fn paddock_wall() -> PathBuf {
         .clone()
 }
 
+/// The MCP test server over stdio (`test_support::mcp_server`), `$PADDOCK_MCP_TEST_SERVER`
+/// or built from this package.
+pub fn mcp_test_server() -> PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| locate("PADDOCK_MCP_TEST_SERVER", "test-support", "mcp-test-server"))
+        .clone()
+}
+
 fn locate(variable: &str, package: &str, bin: &str) -> PathBuf {
     if let Some(path) = std::env::var_os(variable).filter(|v| !v.is_empty()) {
         let path = PathBuf::from(path);

@@ -6,5 +6,6 @@
 
 pub mod binaries;
 pub mod gateway_double;
+pub mod mcp_server;
 pub mod model_server;
 pub mod pki;
