@@ -246,6 +246,23 @@ impl Session {
         Ok(rule)
     }
 
+    /// Tells the session's observers something that does not stop it (`notice`, durable: it
+    /// is audited). The composition root uses it for connectors that could not start and
+    /// project settings it ignored.
+    pub async fn notify(&self, source: &str, message: &str) -> Result<(), AgentError> {
+        self.shared
+            .events
+            .emit(
+                None,
+                EventMsg::Notice {
+                    source: source.to_owned(),
+                    message: message.to_owned(),
+                },
+            )
+            .await?;
+        Ok(())
+    }
+
     /// Waits until the session has closed (after [`Op::Close`]): the running turn ended, the
     /// sandbox is torn down and `session_closed` was recorded.
     pub async fn closed(&self) {

@@ -38,6 +38,7 @@ fn call(i: usize) -> AuditRecord {
         _ => CallStatus::Failed,
     };
     AuditRecord::ToolCall(ToolCallRecord {
+        connector: None,
         call_id: format!("call-{}", i / 2),
         tool: TOOLS[i % TOOLS.len()].to_string(),
         args: json!({ "command": format!("cargo test -p crate{} -- --nocapture", i % 97), "cwd": "/home/alice/project" }),

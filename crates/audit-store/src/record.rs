@@ -140,6 +140,10 @@ pub struct ToolCallRecord {
     )]
     pub args: Value,
     pub enforcement: EnforcementLevel,
+    /// The connector that ran the call (`web_fetch`, or an MCP connector's name), for host
+    /// calls; absent for sandbox tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connector: Option<String>,
     pub decision: Option<Decision>,
     pub decided_by: Option<DecidedBy>,
     pub status: CallStatus,

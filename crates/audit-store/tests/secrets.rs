@@ -52,6 +52,7 @@ fn planted() -> Vec<NewEvent> {
             &session,
             3,
             AuditRecord::ToolCall(ToolCallRecord {
+                connector: None,
                 call_id: format!("call-{AWS}"),
                 tool: format!("tool {MODEL_KEY}"),
                 args: json!({

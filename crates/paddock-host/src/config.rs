@@ -1,9 +1,16 @@
 //! The machine configuration: `config/default.toml` (built in) overlaid by the user's
 //! `$XDG_CONFIG_HOME/paddock/config.toml`. Every error names the file and the key.
-//! A project's own config is never read: sandbox keys and approvals are the machine's alone.
+//! A project's own config is never read for settings: sandbox keys, approvals and connectors
+//! are the machine's alone (a project file that tries to set them is reported, see
+//! [`crate::project`]).
 
+#[path = "config_connectors.rs"]
+mod connectors;
 #[path = "config_limits.rs"]
 mod limits;
+
+pub use connectors::WebFetchSettings;
+pub use paddock_connectors::ConnectorConfig;
 
 use std::path::{Path, PathBuf};
 
@@ -35,6 +42,8 @@ struct RawConfig {
     openshell: Option<RawOpenshell>,
     models: Option<RawModels>,
     approvals: Option<RawApprovals>,
+    connectors: Option<Vec<ConnectorConfig>>,
+    web_fetch: Option<connectors::RawWebFetch>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -144,6 +153,10 @@ pub struct MachineConfig {
     pub openshell_image: Option<String>,
     pub models: ModelsConfig,
     pub approval_mode: ApprovalMode,
+    /// MCP servers on the host (`[[connectors]]`): the machine's file only.
+    pub connectors: Vec<ConnectorConfig>,
+    /// The built-in web fetch (`[web_fetch]`).
+    pub web_fetch: WebFetchSettings,
     /// The user's file, when one was read.
     pub source: Option<PathBuf>,
 }
@@ -471,6 +484,16 @@ impl MachineConfig {
 
         let models = models_config(um, dm, &user_file)?;
 
+        if defaults.connectors.is_some() {
+            return Err(error(
+                BUILT_IN,
+                "connectors",
+                "the built-in defaults define no connectors",
+            ));
+        }
+        let connectors = connectors::connectors(user_raw.connectors, &user_file)?;
+        let web_fetch = connectors::web_fetch(user_raw.web_fetch, defaults.web_fetch, &user_file)?;
+
         let mode = required(pick(ua.mode, da.mode, &user_file), "approvals.mode")?;
         let approval_mode = ApprovalMode::parse(&mode.value).ok_or_else(|| {
             error(
@@ -498,6 +521,8 @@ impl MachineConfig {
             openshell_image,
             models,
             approval_mode,
+            connectors,
+            web_fetch,
             source,
         })
     }

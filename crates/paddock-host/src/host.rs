@@ -13,8 +13,11 @@ use protocol::ProviderKind;
 use sandbox_provider::SandboxProvider;
 use session_store::{SqliteEventLog, SqliteSessionStore};
 
+use paddock_connectors::{ConnectorSet, SupervisorOptions};
+
 use crate::audit_sink::AuditSink;
 use crate::config::MachineConfig;
+use crate::connectors::{self, Redactions, SessionConnectors};
 use crate::error::HostError;
 use crate::inbox::Inbox;
 use crate::journal::{EventStream, Journal};
@@ -45,6 +48,8 @@ pub struct HostOptions {
     /// The key store when the user's config does not name one (the built-in default is
     /// `env`; the desktop app uses the OS keychain).
     pub default_key_store: Option<KeyStoreKind>,
+    /// Timing of the connectors' supervisors (default: [`SupervisorOptions::default`]).
+    pub connector_options: SupervisorOptions,
 }
 
 impl HostOptions {
@@ -57,6 +62,7 @@ impl HostOptions {
             max_steps: None,
             probes: None,
             default_key_store: None,
+            connector_options: SupervisorOptions::default(),
         }
     }
 }
@@ -98,7 +104,11 @@ pub(crate) struct Inner {
     pub(crate) model: tokio::sync::Mutex<Option<Arc<dyn ModelClient>>>,
     /// Every secret registered for redaction (model keys, secret values): registered again
     /// with each read connection of the audit trail, so exports are redacted too.
-    pub(crate) secrets: Mutex<Vec<ApiKey>>,
+    pub(crate) secrets: Arc<Mutex<Vec<ApiKey>>>,
+    /// The machine's connectors (`[[connectors]]`), started when a session needs them.
+    pub(crate) connectors: Arc<ConnectorSet>,
+    /// Connector tokens in use, cleaned from tool results and errors.
+    pub(crate) redactions: Redactions,
 }
 
 /// `config` with the front end's key store when the user's file names none.
@@ -164,6 +174,16 @@ impl Host {
         };
         let bus = EventBus::new(Arc::new(journal), options.live_capacity);
         let leases = Leases::new(paths.leases_dir());
+        let secrets = Arc::new(Mutex::new(Vec::new()));
+        let redactions = Redactions::default();
+        let set = Arc::new(connectors::connector_set(
+            connectors::token_source(config.models.key_store),
+            audit.store(),
+            Arc::clone(&secrets),
+            redactions.clone(),
+            options.connector_options,
+        ));
+        set.sync(&config.connectors).await;
         let inner = Inner {
             helpers,
             config: RwLock::new(config),
@@ -180,7 +200,9 @@ impl Host {
             running: Mutex::new(HashMap::new()),
             providers: Mutex::new(HashMap::new()),
             model: tokio::sync::Mutex::new(None),
-            secrets: Mutex::new(Vec::new()),
+            secrets,
+            connectors: set,
+            redactions,
             paths,
         };
         Ok(Self {
@@ -225,6 +247,12 @@ impl Host {
             .clear();
         if let Ok(mut model) = self.inner.model.try_lock() {
             *model = None;
+        }
+        // Connectors whose entry changed are stopped and started anew when next needed.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let set = Arc::clone(&self.inner.connectors);
+            let wanted = self.config().connectors;
+            runtime.spawn(async move { set.sync(&wanted).await });
         }
     }
 
@@ -331,6 +359,7 @@ impl Host {
         &self,
         model: Arc<dyn ModelClient>,
         provider: Arc<dyn SandboxProvider>,
+        tools: ToolRegistry,
     ) -> SessionDeps {
         let config = self.config();
         let mut agent_config = AgentConfig::new(config.models.model);
@@ -342,9 +371,51 @@ impl Host {
             provider,
             store: self.inner.store.clone(),
             bus: self.inner.bus.clone(),
-            tools: self.inner.tools.clone(),
+            tools,
             config: agent_config,
         }
+    }
+
+    /// The tools of a session with these settings: the host's registry with the connectors'
+    /// tools and `web_fetch`. Starts every enabled connector not running (each bounded by its
+    /// start timeout); returns what the session's user must be told (`notice` events):
+    /// connectors that could not start, project files' settings that were ignored.
+    pub(crate) async fn session_tools(
+        &self,
+        settings: &protocol::SessionSettings,
+    ) -> (ToolRegistry, Vec<(String, String)>) {
+        let config = self.config();
+        let mut notices = Vec::new();
+        for (name, error) in self.inner.connectors.start_enabled().await {
+            let message = self.inner.redactions.redact(&format!(
+                "the connector `{name}` could not start, so its tools are not offered in this \
+                 session: {error}"
+            ));
+            tracing::warn!("{message}");
+            notices.push((format!("connector:{name}"), message));
+        }
+        let web_fetch = match connectors::session_web_fetch(settings, &config) {
+            Ok(fetch) => fetch,
+            Err(e) => {
+                notices.push((
+                    "connector:web_fetch".to_owned(),
+                    format!("web_fetch is not offered in this session: {e}"),
+                ));
+                None
+            }
+        };
+        let scan_settings = settings.clone();
+        let ignored = tokio::task::spawn_blocking(move || crate::project::scan(&scan_settings))
+            .await
+            .unwrap_or_default();
+        notices.extend(ignored.iter().map(crate::project::IgnoredSetting::notice));
+        let source = SessionConnectors::new(
+            Arc::clone(&self.inner.connectors),
+            web_fetch,
+            self.inner.redactions.clone(),
+        );
+        let tools = self.inner.tools.clone().with_host_source(Arc::new(source));
+        (tools, notices)
     }
 
     /// A session's events after `after` (from the durable log), then live as they happen
@@ -393,5 +464,11 @@ impl Host {
         for session in running {
             session.session.closed().await;
         }
+        self.inner.connectors.shutdown().await;
+    }
+
+    /// The machine's connectors (status, tools; see the `connectors` API).
+    pub fn connector_set(&self) -> &Arc<ConnectorSet> {
+        &self.inner.connectors
     }
 }

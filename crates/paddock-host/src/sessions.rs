@@ -216,6 +216,15 @@ fn check_credentials(names: &[String], config: &MachineConfig) -> Result<(), Hos
     Ok(())
 }
 
+/// Tells the session's user (and the audit trail) each notice.
+async fn notify(session: &Session, notices: &[(String, String)]) {
+    for (source, message) in notices {
+        if let Err(e) = session.notify(source, message).await {
+            tracing::error!(session = %session.id(), "recording a notice: {e}");
+        }
+    }
+}
+
 impl Host {
     fn running(&self, id: &str) -> Option<Arc<Running>> {
         self.inner
@@ -248,7 +257,9 @@ impl Host {
         if let Some(warning) = warning(Some(kind)) {
             tracing::warn!("{warning}");
         }
-        let session = Session::start(self.deps(model, provider), settings).await?;
+        let (tools, notices) = self.session_tools(&settings).await;
+        let session = Session::start(self.deps(model, provider, tools), settings).await?;
+        notify(&session, &notices).await;
         self.adopt(session).await
     }
 
@@ -304,7 +315,9 @@ impl Host {
         if let Some(warning) = warning(Some(kind)) {
             tracing::warn!("{warning}");
         }
-        let session = Session::resume(self.deps(model, sandbox), id).await?;
+        let (tools, notices) = self.session_tools(&record.settings).await;
+        let session = Session::resume(self.deps(model, sandbox, tools), id).await?;
+        notify(&session, &notices).await;
         self.inner
             .running
             .lock()

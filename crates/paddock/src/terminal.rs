@@ -97,6 +97,7 @@ pub fn human(event: &Event) -> Option<String> {
             line
         }
         EventMsg::Error { code, message } => format!("error ({}): {message}\n", code.as_str()),
+        EventMsg::Notice { source, message } => format!("notice ({source}): {message}\n"),
         EventMsg::TurnFinished { stop_reason, steps } => {
             format!(
                 "-- turn finished: {} after {steps} step(s)\n",

@@ -321,6 +321,10 @@ pub enum EventMsg {
     },
     /// Something failed; `code` is stable, `message` is for people.
     Error { code: ErrorCode, message: String },
+    /// Something the user should know that does not stop the session: a connector that could
+    /// not start, a project file's setting that was ignored. `source` names what it is about
+    /// (`connector:<name>`, `project:<file>`).
+    Notice { source: String, message: String },
     /// The session ended; no more events follow.
     SessionClosed,
 }
@@ -354,6 +358,7 @@ impl EventMsg {
             EventMsg::ApprovalRevoked { .. } => "approval_revoked",
             EventMsg::TurnFinished { .. } => "turn_finished",
             EventMsg::Error { .. } => "error",
+            EventMsg::Notice { .. } => "notice",
             EventMsg::SessionClosed => "session_closed",
         }
     }

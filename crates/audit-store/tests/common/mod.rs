@@ -47,6 +47,7 @@ pub fn call(
     status: CallStatus,
 ) -> ToolCallRecord {
     ToolCallRecord {
+        connector: None,
         call_id: call_id.into(),
         tool: tool.into(),
         args: json!({ "command": "cargo test", "cwd": "/p" }),
