@@ -36,6 +36,12 @@ pub enum HostError {
     )]
     ApprovalNotPending { session_id: String, call_id: String },
     /// No model key is configured; the message says how to add one.
+    #[error(
+        "no connector `{name}` (list them with `paddock connectors list` or GET /v1/connectors)"
+    )]
+    ConnectorNotFound { name: String },
+    #[error("connector `{name}`: {reason}")]
+    ConnectorFailed { name: String, reason: String },
     #[error("no API key for the `{provider}` models: {how}")]
     ModelKeyMissing { provider: String, how: String },
     /// The model client cannot be built or reached.
@@ -90,6 +96,8 @@ impl HostError {
             HostError::SessionNotRunning { .. } => "session_not_running",
             HostError::SessionBusy { .. } => "session_busy",
             HostError::ApprovalNotPending { .. } => "approval_not_pending",
+            HostError::ConnectorNotFound { .. } => "connector_not_found",
+            HostError::ConnectorFailed { .. } => "connector_failed",
             HostError::ModelKeyMissing { .. } => "model_key_missing",
             HostError::Model { .. } => "model_unavailable",
             HostError::KeyStore(_) => "key_store_failed",

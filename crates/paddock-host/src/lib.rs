@@ -22,8 +22,9 @@ pub mod audit_sink;
 mod audit_view;
 pub mod catalog;
 pub mod config;
-pub mod credentials;
 pub mod connectors;
+mod connectors_api;
+pub mod credentials;
 pub mod error;
 mod host;
 pub mod inbox;
@@ -33,8 +34,8 @@ pub mod lease;
 pub mod machine;
 pub mod paths;
 pub mod probes;
-pub mod service;
 pub mod project;
+pub mod service;
 pub mod sessions;
 pub mod settings;
 pub mod setup;
@@ -44,6 +45,7 @@ pub use audit_view::AuditEntry;
 pub use catalog::{
     CompanionHosts, FolderCheck, KeyStoreStatus, ProfileInfo, SandboxCatalog, SecretOffer,
 };
+pub use connectors_api::{ConnectorInfo, ConnectorTestReport, ConnectorToolInfo, SentName};
 pub use credentials::{CredentialRow, CustomCredential};
 pub use error::HostError;
 pub use host::{DEFAULT_LIVE_CAPACITY, Host, HostOptions};

@@ -229,7 +229,7 @@ pub(crate) fn replace_keeping_comments(
 
 /// Writes `text` to `path` atomically (temporary file, then rename), keeping the previous
 /// version as `config.toml.bak`.
-fn write_atomically(path: &Path, text: &str) -> Result<(), HostError> {
+pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<(), HostError> {
     let dir = path
         .parent()
         .ok_or_else(|| HostError::Internal("the config path has no folder".into()))?;
@@ -313,7 +313,7 @@ pub(crate) fn parse_for_edit(current: &str) -> Result<toml_edit::DocumentMut, Ho
     })
 }
 
-fn read_user_file(path: &Path) -> Result<String, HostError> {
+pub(crate) fn read_user_file(path: &Path) -> Result<String, HostError> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),

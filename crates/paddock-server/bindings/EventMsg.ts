@@ -93,4 +93,4 @@ description: string, } | { "type": "turn_finished", stop_reason: TurnStopReason,
 /**
  * Model requests made in the turn.
  */
-steps: number, } | { "type": "error", code: ErrorCode, message: string, } | { "type": "session_closed" };
+steps: number, } | { "type": "error", code: ErrorCode, message: string, } | { "type": "notice", source: string, message: string, } | { "type": "session_closed" };

@@ -115,6 +115,17 @@ pub struct KeyRequest {
     pub check: Option<bool>,
 }
 
+/// A connector to add or replace: its `[[connectors]]` entry, and optionally its token (stored
+/// in the key store as `connector-<name>`; never written to the config).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, ToSchema)]
+pub struct ConnectorRequest {
+    #[ts(type = "unknown")]
+    #[schema(value_type = Object)]
+    pub config: paddock_host::config::ConnectorConfig,
+    #[serde(default)]
+    pub token: Option<String>,
+}
+
 /// A secret's value to store.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, ToSchema)]
 pub struct SecretRequest {
@@ -268,6 +279,12 @@ pub const ERROR_CODES: &[(&str, u16, &str)] = &[
         "key_not_found",
         404,
         "the key store holds no key for that provider",
+    ),
+    ("connector_not_found", 404, "no such connector"),
+    (
+        "connector_failed",
+        502,
+        "the connector's server could not start or answer",
     ),
     (
         "session_not_running",

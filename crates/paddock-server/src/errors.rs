@@ -52,7 +52,9 @@ fn status_of(code: &str) -> StatusCode {
         "invalid_request" | "invalid_setting" | "secret_refused" | "key_refused" => {
             StatusCode::BAD_REQUEST
         }
-        "session_not_found" | "audit_row_not_found" => StatusCode::NOT_FOUND,
+        "session_not_found" | "audit_row_not_found" | "connector_not_found" => {
+            StatusCode::NOT_FOUND
+        }
         "session_not_running"
         | "session_busy"
         | "approval_not_pending"
@@ -60,7 +62,7 @@ fn status_of(code: &str) -> StatusCode {
         | "model_key_missing"
         | "key_store_failed"
         | "setup_changed" => StatusCode::CONFLICT,
-        "model_unavailable" => StatusCode::BAD_GATEWAY,
+        "model_unavailable" | "connector_failed" => StatusCode::BAD_GATEWAY,
         "sandbox_refused" | "store_busy" => StatusCode::SERVICE_UNAVAILABLE,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }

@@ -6,7 +6,8 @@ use utoipa::OpenApi;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 
 use crate::routes::{
-    approvals, audit, events, grants, machine, models, network, sessions, settings, turns,
+    approvals, audit, connectors, events, grants, machine, models, network, sessions, settings,
+    turns,
 };
 
 struct BearerToken;
@@ -46,6 +47,8 @@ impl utoipa::Modify for BearerToken {
         audit::query, audit::show, audit::export, audit::verify,
         models::providers, models::key_status, models::key_store, models::store_key,
         models::delete_key, models::test_key, models::test, models::store_secret,
+        connectors::list, connectors::show, connectors::put, connectors::enable,
+        connectors::disable, connectors::test, connectors::tools,
         events::ticket, events::socket,
     ),
     components(schemas(protocol::Event, protocol::EventMsg))

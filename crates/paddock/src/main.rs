@@ -3,6 +3,7 @@
 
 mod approvals_cmd;
 mod audit_cmd;
+mod connectors_cmd;
 mod keys_cmd;
 mod machine;
 mod run;
@@ -134,6 +135,11 @@ enum Command {
         #[command(subcommand)]
         command: KeysCommand,
     },
+    /// Connectors: MCP servers the agent calls from the host (see docs/connectors.md).
+    Connectors {
+        #[command(subcommand)]
+        command: ConnectorsCommand,
+    },
     /// Serve the HTTP/WebSocket API (sessions, approvals, settings, audit) until Ctrl-C.
     Up(up::UpOptions),
 }
@@ -171,6 +177,43 @@ enum KeysCommand {
         /// The provider (default: the machine config's).
         provider: Option<String>,
         /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ConnectorsCommand {
+    /// The machine's connectors with their state.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a connector to the machine config.
+    Add {
+        name: String,
+        #[command(flatten)]
+        entry: connectors_cmd::EntryArgs,
+    },
+    /// Change a connector (only the options given).
+    Edit {
+        name: String,
+        #[command(flatten)]
+        entry: connectors_cmd::EntryArgs,
+    },
+    /// Turn a connector on.
+    Enable { name: String },
+    /// Turn a connector off.
+    Disable { name: String },
+    /// Start the connector's server apart, list its tools, stop it.
+    Test {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The tools the connector's server exposes, with their names for the model and risks.
+    Tools {
+        name: String,
         #[arg(long)]
         json: bool,
     },
@@ -538,6 +581,30 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
                     keys_cmd::status(&host, provider, json).await
                 }
                 KeysCommand::Test { provider, json } => keys_cmd::test(&host, provider, json).await,
+            }
+        }
+        Command::Connectors { command } => {
+            let host = open_host(&paths, None).await?;
+            match command {
+                ConnectorsCommand::List { json } => connectors_cmd::list(&host, json).await,
+                ConnectorsCommand::Add { name, entry } => {
+                    connectors_cmd::add(&host, &name, &entry).await
+                }
+                ConnectorsCommand::Edit { name, entry } => {
+                    connectors_cmd::edit(&host, &name, &entry).await
+                }
+                ConnectorsCommand::Enable { name } => {
+                    connectors_cmd::set_enabled(&host, &name, true).await
+                }
+                ConnectorsCommand::Disable { name } => {
+                    connectors_cmd::set_enabled(&host, &name, false).await
+                }
+                ConnectorsCommand::Test { name, json } => {
+                    connectors_cmd::test(&host, &name, json).await
+                }
+                ConnectorsCommand::Tools { name, json } => {
+                    connectors_cmd::tools(&host, &name, json).await
+                }
             }
         }
         Command::Approvals { command } => {

@@ -112,8 +112,24 @@ fn test_binaries(command: &mut Command) -> Result<(), String> {
     let (runner, wall) = built_binaries()?;
     command
         .env("PADDOCK_TOOL_RUNNER", &runner)
-        .env("PADDOCK_WALL", &wall);
+        .env("PADDOCK_WALL", &wall)
+        .env("PADDOCK_MCP_TEST_SERVER", mcp_test_server()?);
     Ok(())
+}
+
+/// The MCP server written for the connectors' tests (stdio), built like the wall launcher.
+fn mcp_test_server() -> Result<PathBuf, String> {
+    let mut command = cargo();
+    command.args([
+        "build",
+        "--locked",
+        "--package",
+        "test-support",
+        "--bin",
+        "mcp-test-server",
+    ]);
+    run(command)?;
+    Ok(root().join("target").join("debug").join("mcp-test-server"))
 }
 
 /// The static tool-runner and the wall launcher, built (or found up to date): their paths.

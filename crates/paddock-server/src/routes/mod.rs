@@ -2,6 +2,7 @@
 
 pub mod approvals;
 pub mod audit;
+pub mod connectors;
 pub mod events;
 pub mod grants;
 pub mod machine;
@@ -42,6 +43,7 @@ pub fn router(state: AppState) -> Router {
         .merge(machine::routes())
         .merge(audit::routes())
         .merge(models::routes())
+        .merge(connectors::routes())
         .merge(events::routes())
         .route("/v1/openapi.json", get(crate::openapi::document))
         .fallback(crate::assets::fallback)
