@@ -58,7 +58,7 @@ async fn serve() -> u16 {
                     "/to-metadata" => redirect("http://169.254.169.254/latest/meta-data/".into()),
                     "/to-loopback" => redirect(format!("http://127.0.0.1:{port}/ok")),
                     "/to-outside" => redirect("https://outside.example/".into()),
-                    "/to-private-name" => redirect(format!("http://internal.test:{port}/ok")),
+                    "/to-private-name" => redirect("https://github.com/ok".into()),
                     "/big" => "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100000\r\n\r\n".into(),
                     "/big-unsized" | "/slow" => {
                         "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n".into()
@@ -87,18 +87,19 @@ async fn serve() -> u16 {
     port
 }
 
-/// The `strict` profile plus `docs.test` and `internal.test` on the server's port.
+/// The `strict` profile (which names `github.com`) plus `docs.test` on the server's port.
 fn fetcher(port: u16, options: WebFetchOptions) -> WebFetch {
     let data = SandboxData::builtin().unwrap();
     let profile = data.profile_named("strict").unwrap();
-    let extra: Vec<HostRule> = [format!("docs.test:{port}"), format!("internal.test:{port}")]
+    let extra: Vec<HostRule> = [format!("docs.test:{port}")]
         .iter()
         .map(|h| HostRule::parse_in("extra host", h).unwrap())
         .collect();
     let list = NetworkAllowList::resolve(profile, &extra, &[], &[], &data.companions).unwrap();
     let resolver = TableResolver(HashMap::from([
         ("docs.test".to_owned(), "127.0.0.1".parse().unwrap()),
-        ("internal.test".to_owned(), "10.0.0.7".parse().unwrap()),
+        // A profile host whose DNS answer was poisoned to a private address.
+        ("github.com".to_owned(), "10.0.0.7".parse().unwrap()),
         (
             "outside.example".to_owned(),
             "93.184.215.14".parse().unwrap(),
@@ -186,10 +187,7 @@ async fn a_name_resolving_to_a_private_address_is_refused() {
     let port = serve().await;
     // Directly, and as a redirect's target.
     let direct = fetcher(port, WebFetchOptions::default())
-        .fetch(
-            &format!("http://internal.test:{port}/ok"),
-            &CancellationToken::new(),
-        )
+        .fetch("https://github.com/ok", &CancellationToken::new())
         .await
         .unwrap_err();
     let redirected = fetch(port, "/to-private-name").await.unwrap_err();
@@ -199,7 +197,8 @@ async fn a_name_resolving_to_a_private_address_is_refused() {
             "{err:?}"
         );
         let text = err.to_string();
-        assert!(text.contains("after resolving `internal.test`"), "{text}");
+        assert!(text.contains("after resolving `github.com`"), "{text}");
+        assert!(text.contains("10.0.0.7"), "{text}");
     }
 }
 
