@@ -4,13 +4,13 @@
 //! host-placed tools. Their calls pass the agent's approval gate (enforcement `host`: every
 //! mode but bypass asks) and its audit trail like any tool call.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
 use agent::{HostTool, HostToolEntry, HostToolError, HostToolOutput, HostToolSource, ToolEffect};
 use async_trait::async_trait;
 use audit_store::AuditStore;
-use model_client::{ApiKey, KeyStore, KeyStoreKind, ToolSpec};
+use model_client::{ApiKey, KeyStore, ToolSpec};
 use paddock_connectors::config::secret_account;
 use paddock_connectors::supervisor::{Connector, Status, SupervisorOptions, TokenSource};
 use paddock_connectors::web_fetch::{self, WebFetch, WebFetchOptions};
@@ -43,10 +43,16 @@ impl Redactions {
     }
 }
 
-/// Reads a connector's token from the machine's key store: the account
-/// `connector-<name>` (the `env` store: the variable `CONNECTOR_<NAME>_API_KEY`).
-pub(crate) fn token_source(kind: KeyStoreKind) -> TokenSource {
+/// Reads a connector's token from the machine's key store (the one configured when the
+/// server starts): the account `connector-<name>` (the `env` store: the variable
+/// `CONNECTOR_<NAME>_API_KEY`).
+pub(crate) fn token_source(config: Arc<RwLock<MachineConfig>>) -> TokenSource {
     Arc::new(move |name: &str| {
+        let kind = config
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .models
+            .key_store;
         let store = KeyStore::open(kind).map_err(|e| e.to_string())?;
         let key = store
             .get(&secret_account(name))

@@ -85,7 +85,7 @@ impl std::fmt::Debug for Host {
 pub(crate) struct Inner {
     pub(crate) paths: Paths,
     pub(crate) helpers: Helpers,
-    pub(crate) config: RwLock<MachineConfig>,
+    pub(crate) config: Arc<RwLock<MachineConfig>>,
     pub(crate) store: Arc<SqliteSessionStore>,
     pub(crate) log: SqliteEventLog,
     pub(crate) audit: Arc<AuditSink>,
@@ -176,17 +176,19 @@ impl Host {
         let leases = Leases::new(paths.leases_dir());
         let secrets = Arc::new(Mutex::new(Vec::new()));
         let redactions = Redactions::default();
+        let connectors = config.connectors.clone();
+        let config = Arc::new(RwLock::new(config));
         let set = Arc::new(connectors::connector_set(
-            connectors::token_source(config.models.key_store),
+            connectors::token_source(Arc::clone(&config)),
             audit.store(),
             Arc::clone(&secrets),
             redactions.clone(),
             options.connector_options,
         ));
-        set.sync(&config.connectors).await;
+        set.sync(&connectors).await;
         let inner = Inner {
             helpers,
-            config: RwLock::new(config),
+            config,
             store: Arc::new(store),
             log,
             audit,
