@@ -88,7 +88,7 @@ async fn serve() -> u16 {
 }
 
 /// The `strict` profile (which names `github.com`) plus `docs.test` on the server's port.
-fn fetcher(port: u16, options: WebFetchOptions) -> WebFetch {
+fn fetcher(port: u16, options: &WebFetchOptions) -> WebFetch {
     let data = SandboxData::builtin().unwrap();
     let profile = data.profile_named("strict").unwrap();
     let extra: Vec<HostRule> = [format!("docs.test:{port}")]
@@ -111,7 +111,7 @@ fn fetcher(port: u16, options: WebFetchOptions) -> WebFetch {
         WebFetchOptions {
             local_ports: vec![port],
             max_bytes: 10_000,
-            ..options
+            ..options.clone()
         },
     )
 }
@@ -126,7 +126,7 @@ async fn fetch_with(
     options: WebFetchOptions,
 ) -> Result<String, WebFetchError> {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    fetcher(port, options)
+    fetcher(port, &options)
         .fetch(
             &format!("http://docs.test:{port}{path}"),
             &CancellationToken::new(),
@@ -186,7 +186,7 @@ async fn a_redirect_outside_the_profile_is_refused() {
 async fn a_name_resolving_to_a_private_address_is_refused() {
     let port = serve().await;
     // Directly, and as a redirect's target.
-    let direct = fetcher(port, WebFetchOptions::default())
+    let direct = fetcher(port, &WebFetchOptions::default())
         .fetch("https://github.com/ok", &CancellationToken::new())
         .await
         .unwrap_err();
@@ -236,7 +236,7 @@ async fn a_slow_body_is_abandoned_at_the_time_limit() {
 #[tokio::test]
 async fn urls_it_never_fetches_are_refused_before_any_connection() {
     let port = serve().await;
-    let fetcher = fetcher(port, WebFetchOptions::default());
+    let fetcher = fetcher(port, &WebFetchOptions::default());
     for url in [
         "file:///etc/passwd",
         "ftp://docs.test/x",

@@ -36,7 +36,7 @@ pub struct TestMcpServer {
     token: Option<String>,
 }
 
-fn schema(properties: Value, required: &[&str]) -> Arc<serde_json::Map<String, Value>> {
+fn schema(properties: &Value, required: &[&str]) -> Arc<serde_json::Map<String, Value>> {
     let value = json!({"type": "object", "properties": properties, "required": required});
     Arc::new(value.as_object().cloned().unwrap_or_default())
 }
@@ -55,32 +55,32 @@ impl TestMcpServer {
             Tool::new(
                 "lookup",
                 "Looks an entry up (reads only).",
-                schema(json!({"query": {"type": "string"}}), &["query"]),
+                schema(&json!({"query": {"type": "string"}}), &["query"]),
             )
             .with_annotations(ToolAnnotations::new().read_only(true)),
             Tool::new(
                 "delete_item",
                 "Deletes an entry for good.",
-                schema(json!({"id": {"type": "string"}}), &["id"]),
+                schema(&json!({"id": {"type": "string"}}), &["id"]),
             )
             .with_annotations(ToolAnnotations::new().read_only(false).destructive(true)),
             Tool::new(
                 "whoami",
                 "Says which token it was given.",
-                schema(json!({}), &[]),
+                schema(&json!({}), &[]),
             ),
             Tool::new(
                 "add_tool",
                 "Adds the tool `extra` and announces the change.",
-                schema(json!({}), &[]),
+                schema(&json!({}), &[]),
             ),
-            Tool::new("crash", "Exits the server process.", schema(json!({}), &[])),
+            Tool::new("crash", "Exits the server process.", schema(&json!({}), &[])),
         ];
         if *self.extra.lock().unwrap_or_else(PoisonError::into_inner) {
             tools.push(Tool::new(
                 "extra",
                 "Appeared later.",
-                schema(json!({}), &[]),
+                schema(&json!({}), &[]),
             ));
         }
         tools

@@ -88,7 +88,7 @@ async fn the_planted_token_is_found_nowhere_but_the_connectors_process_and_heade
     machine.script(&[("toolu_3", "mcp__tracker__lookup", json!({"query": TOKEN}))]);
     run_turn(&machine, &session, "again", approve_once).await;
     assert_eq!(
-        crate::text(&machine.tool_results().last().unwrap()),
+        crate::text(machine.tool_results().last().unwrap()),
         "found: [redacted]"
     );
     for row in machine.tool_rows().await {

@@ -200,7 +200,7 @@ async fn a_crashed_server_fails_the_call_and_is_restarted_for_the_next() {
     machine.script(&[("toolu_2", "mcp__tracker__lookup", json!({"query": "back"}))]);
     run_turn(&machine, &session, "again", approve_once).await;
     assert_eq!(
-        crate::text(&machine.tool_results().last().unwrap()),
+        crate::text(machine.tool_results().last().unwrap()),
         "found: back"
     );
 }

@@ -3,7 +3,11 @@
 //! streamable HTTP), the fake model server (real HTTP, Anthropic wire) calling their tools,
 //! the approvals inbox answering, the real audit trail and event log recording.
 
-#![allow(clippy::unwrap_used, reason = "test code: a panic is a failed test")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is a failed test"
+)]
 
 mod attacks;
 mod calls;
