@@ -74,7 +74,11 @@ impl TestMcpServer {
                 "Adds the tool `extra` and announces the change.",
                 schema(&json!({}), &[]),
             ),
-            Tool::new("crash", "Exits the server process.", schema(&json!({}), &[])),
+            Tool::new(
+                "crash",
+                "Exits the server process.",
+                schema(&json!({}), &[]),
+            ),
         ];
         if *self.extra.lock().unwrap_or_else(PoisonError::into_inner) {
             tools.push(Tool::new(
