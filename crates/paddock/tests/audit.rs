@@ -10,61 +10,15 @@
     reason = "test code: a panic is a failed test"
 )]
 
-use std::process::Stdio;
-use std::time::Duration;
+mod cli_support;
 
+use cli_support::Machine;
 use serde_json::{Value, json};
 use test_support::model_server::{FakeModelServer, Reply, sse};
 
-const KEY: &str = "sk-ant-test-0123456789abcdef";
 const CALL: &str = "toolu_same_id";
 
-struct Machine {
-    root: tempfile::TempDir,
-}
-
 impl Machine {
-    fn new(server: &FakeModelServer) -> Self {
-        let root = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(root.path().join("config/paddock")).unwrap();
-        std::fs::create_dir_all(root.path().join("home")).unwrap();
-        std::fs::write(
-            root.path().join("config/paddock/config.toml"),
-            format!(
-                "[models]\nprovider = \"anthropic\"\nmodel = \"claude-test\"\nbase_url = \"{}\"\nkey_store = \"env\"\n",
-                server.anthropic_base_url()
-            ),
-        )
-        .unwrap();
-        Self { root }
-    }
-
-    /// `(exit code, stdout, stderr)` of `paddock ARGS`.
-    async fn run(&self, args: &[&str]) -> (i32, String, String) {
-        let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_paddock"))
-            .args(args)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.root.path().join("home"))
-            .env("XDG_CONFIG_HOME", self.root.path().join("config"))
-            .env("XDG_STATE_HOME", self.root.path().join("state"))
-            .env("ANTHROPIC_API_KEY", KEY)
-            .env("PADDOCK_TOOL_RUNNER", test_support::binaries::tool_runner())
-            .env("PADDOCK_WALL", test_support::binaries::paddock_wall())
-            .stdin(Stdio::null())
-            .kill_on_drop(true)
-            .output();
-        let output = tokio::time::timeout(Duration::from_secs(180), output)
-            .await
-            .expect("paddock finished in time")
-            .unwrap();
-        (
-            output.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&output.stdout).into_owned(),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
-    }
-
     /// The rows `audit list ARGS --json` prints, and the `--after` cursor it names.
     async fn list(&self, args: &[&str]) -> (Vec<Value>, Option<String>) {
         let mut all = vec!["audit", "list", "--json"];
@@ -111,7 +65,7 @@ fn seqs(rows: &[Value]) -> Vec<i64> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn show_joins_a_denial_to_its_call_by_session_and_call_and_list_pages_and_filters() {
     let server = FakeModelServer::start().await.unwrap();
-    let machine = Machine::new(&server);
+    let machine = Machine::with_model(&server);
     let work = tempfile::tempdir().unwrap();
     let work = work.path().canonicalize().unwrap().display().to_string();
     machine

@@ -9,11 +9,13 @@
     reason = "test code: a panic is a failed test"
 )]
 
+mod cli_support;
+
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 use audit_store::{AuditRecord, AuditStore, CallStatus, Query};
+use cli_support::{KEY, Machine, model_config};
 use paddock_host::paths::Paths;
 use paddock_host::wiring::Helpers;
 use paddock_host::{Host, HostOptions, NewSession};
@@ -23,8 +25,6 @@ use protocol::{
 };
 use serde_json::{Value, json};
 use test_support::model_server::{FakeModelServer, Reply, sse};
-
-const KEY: &str = "sk-ant-test-0123456789abcdef";
 
 fn write_reply(target: &Path) -> [Reply; 2] {
     [
@@ -166,57 +166,6 @@ async fn a_host_turn_writes_through_the_local_wall_and_the_chain_verifies() {
         !everything.contains(KEY),
         "the model key must never reach the audit trail"
     );
-}
-
-/// The environment of a `paddock` subprocess: its own config, state and home.
-struct Machine {
-    root: tempfile::TempDir,
-}
-
-impl Machine {
-    fn new(config: &str) -> Self {
-        let root = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(root.path().join("config/paddock")).unwrap();
-        std::fs::create_dir_all(root.path().join("home")).unwrap();
-        std::fs::write(root.path().join("config/paddock/config.toml"), config).unwrap();
-        Self { root }
-    }
-
-    fn command(&self, args: &[&str]) -> tokio::process::Command {
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_paddock"));
-        command
-            .args(args)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.root.path().join("home"))
-            .env("XDG_CONFIG_HOME", self.root.path().join("config"))
-            .env("XDG_STATE_HOME", self.root.path().join("state"))
-            .env("ANTHROPIC_API_KEY", KEY)
-            .env("PADDOCK_TOOL_RUNNER", test_support::binaries::tool_runner())
-            .env("PADDOCK_WALL", test_support::binaries::paddock_wall())
-            .stdin(Stdio::null())
-            .kill_on_drop(true);
-        command
-    }
-
-    async fn run(&self, args: &[&str]) -> (i32, String, String) {
-        let output = tokio::time::timeout(Duration::from_secs(180), self.command(args).output())
-            .await
-            .expect("paddock finished in time")
-            .unwrap();
-        (
-            output.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&output.stdout).into_owned(),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
-    }
-}
-
-fn model_config(server: &FakeModelServer) -> String {
-    format!(
-        "[models]\nprovider = \"anthropic\"\nmodel = \"claude-test\"\nbase_url = \"{}\"\nkey_store = \"env\"\n",
-        server.anthropic_base_url()
-    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,62 +11,15 @@
     reason = "test code: a panic is a failed test"
 )]
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::Duration;
+mod cli_support;
 
+use std::path::{Path, PathBuf};
+
+use cli_support::Machine;
 use serde_json::{Value, json};
 use test_support::model_server::{FakeModelServer, Reply, sse};
 
-const KEY: &str = "sk-ant-test-planted-0123456789";
-
-/// A machine for `paddock` subprocesses: its own config, state and home.
-struct Machine {
-    root: tempfile::TempDir,
-}
-
 impl Machine {
-    fn new(server: &FakeModelServer) -> Self {
-        let root = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(root.path().join("config/paddock")).unwrap();
-        std::fs::create_dir_all(root.path().join("home")).unwrap();
-        let config = format!(
-            "[models]\nprovider = \"anthropic\"\nmodel = \"claude-test\"\nbase_url = \"{}\"\nkey_store = \"env\"\n",
-            server.anthropic_base_url()
-        );
-        std::fs::write(root.path().join("config/paddock/config.toml"), config).unwrap();
-        Self { root }
-    }
-
-    fn state_dir(&self) -> PathBuf {
-        self.root.path().join("state/paddock")
-    }
-
-    async fn run(&self, args: &[&str]) -> (i32, String, String) {
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_paddock"));
-        command
-            .args(args)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.root.path().join("home"))
-            .env("XDG_CONFIG_HOME", self.root.path().join("config"))
-            .env("XDG_STATE_HOME", self.root.path().join("state"))
-            .env("ANTHROPIC_API_KEY", KEY)
-            .env("PADDOCK_TOOL_RUNNER", test_support::binaries::tool_runner())
-            .env("PADDOCK_WALL", test_support::binaries::paddock_wall())
-            .stdin(Stdio::null())
-            .kill_on_drop(true);
-        let output = tokio::time::timeout(Duration::from_secs(300), command.output())
-            .await
-            .expect("paddock finished in time")
-            .unwrap();
-        (
-            output.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&output.stdout).into_owned(),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
-    }
-
     /// One `auto-in-sandbox` turn in `folder` with every prompt refused; the JSON events.
     async fn hostile_turn(&self, folder: &Path) -> Vec<Value> {
         self.turn(folder, "--deny-prompts").await
@@ -211,7 +164,7 @@ fn what_ran_on_the_host(work: &Path, markers: &Path) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_four_git_plantings_run_nothing_on_the_host() {
     let server = FakeModelServer::start().await.unwrap();
-    let machine = Machine::new(&server);
+    let machine = Machine::with_model(&server);
     let work = tempfile::tempdir().unwrap();
     let work = work.path().canonicalize().unwrap();
     let markers = tempfile::tempdir().unwrap();
@@ -254,7 +207,7 @@ async fn the_four_git_plantings_run_nothing_on_the_host() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approved_plantings_are_still_refused_by_the_read_only_mounts() {
     let server = FakeModelServer::start().await.unwrap();
-    let machine = Machine::new(&server);
+    let machine = Machine::with_model(&server);
     let work = tempfile::tempdir().unwrap();
     let work = work.path().canonicalize().unwrap();
     let markers = tempfile::tempdir().unwrap();
@@ -284,7 +237,7 @@ async fn approved_plantings_are_still_refused_by_the_read_only_mounts() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn protected_files_written_both_ways_are_refused() {
     let server = FakeModelServer::start().await.unwrap();
-    let machine = Machine::new(&server);
+    let machine = Machine::with_model(&server);
     let work = tempfile::tempdir().unwrap();
     let work = work.path().canonicalize().unwrap();
     repository(&work);
@@ -368,7 +321,7 @@ async fn protected_files_written_both_ways_are_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_a_build_tool_plants_is_refused_or_caught() {
     let server = FakeModelServer::start().await.unwrap();
-    let machine = Machine::new(&server);
+    let machine = Machine::with_model(&server);
     let work = tempfile::tempdir().unwrap();
     let work = work.path().canonicalize().unwrap();
     let markers = tempfile::tempdir().unwrap();
@@ -463,7 +416,7 @@ async fn what_a_build_tool_plants_is_refused_or_caught() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_script_written_by_one_call_asks_when_the_next_runs_it() {
     let server = FakeModelServer::start().await.unwrap();
-    let machine = Machine::new(&server);
+    let machine = Machine::with_model(&server);
     let work = tempfile::tempdir().unwrap();
     let work = work.path().canonicalize().unwrap();
     repository(&work);
