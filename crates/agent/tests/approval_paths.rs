@@ -13,12 +13,12 @@ use test_support::model_server::{Reply, sse};
 #[tokio::test]
 async fn a_deny_rule_refuses_even_in_bypass_mode() {
     let mut h = Harness::new().await;
-    h.server.push(Reply::stream([
-        sse::tool_use("c1", "run_bash", json!({"command": "rm -rf ~"})),
-        sse::stop("tool_use"),
-    ]));
-    h.server
-        .push(Reply::stream([sse::text("ok"), sse::stop("end_turn")]));
+    h.server.push(Reply::tool_call(
+        "c1",
+        "run_bash",
+        json!({"command": "rm -rf ~"}),
+    ));
+    h.server.push(Reply::final_text("ok"));
     let session = h.start(ApprovalMode::Bypass).await;
     h.next().await;
     let events = h.run_turn(&session, "clean up").await;
@@ -43,16 +43,12 @@ async fn a_deny_rule_refuses_even_in_bypass_mode() {
 async fn a_safety_check_offers_only_once_and_keeps_nothing() {
     let mut h = Harness::new().await;
     let hook = h.folder().join(".git/hooks/pre-commit");
-    h.server.push(Reply::stream([
-        sse::tool_use(
-            "c1",
-            "write_file",
-            json!({"path": hook.display().to_string(), "content": "#!/bin/sh\n"}),
-        ),
-        sse::stop("tool_use"),
-    ]));
-    h.server
-        .push(Reply::stream([sse::text("ok"), sse::stop("end_turn")]));
+    h.server.push(Reply::tool_call(
+        "c1",
+        "write_file",
+        json!({"path": hook.display().to_string(), "content": "#!/bin/sh\n"}),
+    ));
+    h.server.push(Reply::final_text("ok"));
     // auto-edit lets ordinary edits through; a git hook is still asked.
     let session = h.start(ApprovalMode::AutoEdit).await;
     h.next().await;
@@ -117,8 +113,7 @@ async fn auto_edit_lets_edits_in_granted_folders_through_but_asks_for_commands()
         sse::tool_use("c2", "run_bash", json!({"command": "touch b.txt"})),
         sse::stop("tool_use"),
     ]));
-    h.server
-        .push(Reply::stream([sse::text("ok"), sse::stop("end_turn")]));
+    h.server.push(Reply::final_text("ok"));
     let session = h.start(ApprovalMode::AutoEdit).await;
     h.next().await;
     session.submit(Op::UserTurn { text: "go".into() }).unwrap();

@@ -18,12 +18,12 @@ use test_support::model_server::{Reply, sse};
 
 /// A turn whose one command the user approves once; returns once it finished.
 async fn approved_command(h: &mut Harness, session: &agent::Session, id: &str, command: &str) {
-    h.server.push(Reply::stream([
-        sse::tool_use(id, "run_bash", json!({ "command": command })),
-        sse::stop("tool_use"),
-    ]));
-    h.server
-        .push(Reply::stream([sse::text("done"), sse::stop("end_turn")]));
+    h.server.push(Reply::tool_call(
+        id,
+        "run_bash",
+        json!({ "command": command }),
+    ));
+    h.server.push(Reply::final_text("done"));
     session
         .submit(Op::UserTurn {
             text: format!("run {id}"),
@@ -81,8 +81,7 @@ async fn running_a_file_downloaded_by_an_earlier_call_asks_with_the_safety_check
             .map(|(id, command)| sse::tool_use(*id, "run_bash", json!({ "command": command })))
             .chain([sse::stop("tool_use")]),
     ));
-    h.server
-        .push(Reply::stream([sse::text("ok"), sse::stop("end_turn")]));
+    h.server.push(Reply::final_text("ok"));
     session
         .submit(Op::UserTurn {
             text: "run it".into(),
@@ -132,12 +131,12 @@ async fn other_files_and_bypass_are_not_affected() {
     )
     .await;
     std::fs::write(h.folder().join("build.sh"), "true\n").unwrap();
-    h.server.push(Reply::stream([
-        sse::tool_use("b1", "run_bash", json!({"command": "bash build.sh"})),
-        sse::stop("tool_use"),
-    ]));
-    h.server
-        .push(Reply::stream([sse::text("ok"), sse::stop("end_turn")]));
+    h.server.push(Reply::tool_call(
+        "b1",
+        "run_bash",
+        json!({"command": "bash build.sh"}),
+    ));
+    h.server.push(Reply::final_text("ok"));
     session
         .submit(Op::UserTurn {
             text: "build".into(),
@@ -172,8 +171,7 @@ async fn other_files_and_bypass_are_not_affected() {
         sse::tool_use("x2", "run_bash", json!({"command": "sh t2 || true"})),
         sse::stop("tool_use"),
     ]));
-    h.server
-        .push(Reply::stream([sse::text("ok"), sse::stop("end_turn")]));
+    h.server.push(Reply::final_text("ok"));
     let events = h.run_turn(&bypass, "go").await;
     assert!(events.iter().any(|e| matches!(
         &e.msg,

@@ -11,22 +11,18 @@ use std::sync::{Arc, Mutex};
 use harness::{Harness, finished};
 use protocol::{ApprovalMode, EventMsg, TurnStopReason};
 use serde_json::json;
-use test_support::model_server::{Reply, sse};
+use test_support::model_server::Reply;
 
 #[tokio::test]
 async fn started_is_committed_before_the_call_runs_and_finished_before_the_model_sees_it() {
     let mut h = Harness::new().await;
     let target = h.folder().join("out.txt");
-    h.server.push(Reply::stream([
-        sse::tool_use(
-            "c1",
-            "write_file",
-            json!({"path": target.display().to_string(), "content": "x"}),
-        ),
-        sse::stop("tool_use"),
-    ]));
-    h.server
-        .push(Reply::stream([sse::text("done"), sse::stop("end_turn")]));
+    h.server.push(Reply::tool_call(
+        "c1",
+        "write_file",
+        json!({"path": target.display().to_string(), "content": "x"}),
+    ));
+    h.server.push(Reply::final_text("done"));
     // What the world looked like at each commit.
     let seen: Arc<Mutex<Vec<(String, bool)>>> = Arc::default();
     let observed = seen.clone();
@@ -70,14 +66,11 @@ async fn started_is_committed_before_the_call_runs_and_finished_before_the_model
 async fn a_sink_that_cannot_commit_started_stops_the_call() {
     let mut h = Harness::new().await;
     let target = h.folder().join("never.txt");
-    h.server.push(Reply::stream([
-        sse::tool_use(
-            "c1",
-            "write_file",
-            json!({"path": target.display().to_string(), "content": "x"}),
-        ),
-        sse::stop("tool_use"),
-    ]));
+    h.server.push(Reply::tool_call(
+        "c1",
+        "write_file",
+        json!({"path": target.display().to_string(), "content": "x"}),
+    ));
     h.sink.set_hook(Box::new(|event| match event.msg {
         EventMsg::ToolCallStarted { .. } => Err("disk full".into()),
         _ => Ok(()),
@@ -104,10 +97,11 @@ async fn a_sink_that_cannot_commit_started_stops_the_call() {
 #[tokio::test]
 async fn a_sink_that_cannot_commit_finished_withholds_the_result() {
     let mut h = Harness::new().await;
-    h.server.push(Reply::stream([
-        sse::tool_use("c1", "run_bash", json!({"command": "echo secret-output"})),
-        sse::stop("tool_use"),
-    ]));
+    h.server.push(Reply::tool_call(
+        "c1",
+        "run_bash",
+        json!({"command": "echo secret-output"}),
+    ));
     h.sink.set_hook(Box::new(|event| match event.msg {
         EventMsg::ToolCallFinished { .. } => Err("database locked".into()),
         _ => Ok(()),

@@ -18,7 +18,7 @@ use protocol::{
     EventMsg, Op, TurnStopReason,
 };
 use serde_json::{Value, json};
-use test_support::model_server::{Reply, sse};
+use test_support::model_server::Reply;
 use tokio_util::sync::CancellationToken;
 
 /// A host tool that records the inputs it was called with and echoes them.
@@ -64,12 +64,12 @@ async fn a_host_tool_is_asked_in_auto_in_sandbox_and_recorded_as_host() {
         .clone()
         .with_host_tool(echo_spec("echo_host"), ToolEffect::Read, tool.clone())
         .unwrap();
-    h.server.push(Reply::stream([
-        sse::tool_use("c1", "echo_host", json!({"text": "hello"})),
-        sse::stop("tool_use"),
-    ]));
-    h.server
-        .push(Reply::stream([sse::text("ok"), sse::stop("end_turn")]));
+    h.server.push(Reply::tool_call(
+        "c1",
+        "echo_host",
+        json!({"text": "hello"}),
+    ));
+    h.server.push(Reply::final_text("ok"));
     // auto-in-sandbox lets every walled call through; the host tool must still ask.
     let session = h.start(ApprovalMode::AutoInSandbox).await;
     h.next().await;
@@ -193,12 +193,9 @@ async fn allowing_a_host_extends_the_session_and_bad_hosts_are_refused() {
 #[tokio::test]
 async fn drafted_rules_are_refused_by_a_wall_without_an_advisor() {
     let mut h = Harness::new().await;
-    h.server.push(Reply::stream([
-        sse::tool_use("c1", "list_directory", json!({})),
-        sse::stop("tool_use"),
-    ]));
     h.server
-        .push(Reply::stream([sse::text("ok"), sse::stop("end_turn")]));
+        .push(Reply::tool_call("c1", "list_directory", json!({})));
+    h.server.push(Reply::final_text("ok"));
     let session = h.start(ApprovalMode::Ask).await;
     h.next().await;
     assert_eq!(session.drafted_rules().await.unwrap(), vec![]);
@@ -213,8 +210,7 @@ async fn drafted_rules_are_refused_by_a_wall_without_an_advisor() {
 #[tokio::test]
 async fn a_resumed_session_numbers_events_after_the_sinks_last_commit() {
     let mut h = Harness::new().await;
-    h.server
-        .push(Reply::stream([sse::text("hi"), sse::stop("end_turn")]));
+    h.server.push(Reply::final_text("hi"));
     let session = h.start(ApprovalMode::Ask).await;
     let id = session.id().to_owned();
     h.next().await;

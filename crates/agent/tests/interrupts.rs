@@ -45,8 +45,7 @@ async fn interrupt_mid_stream_cancels_the_request_and_keeps_the_partial_text() {
         "the stream must be dropped, got {outcome:?}"
     );
 
-    h.server
-        .push(Reply::stream([sse::text("Back."), sse::stop("end_turn")]));
+    h.server.push(Reply::final_text("Back."));
     let events = h.run_turn(&session, "continue").await;
     assert_eq!(finished(&events).0, TurnStopReason::EndTurn);
     let messages = h.server.requests()[1].body["messages"].clone();
@@ -63,10 +62,11 @@ async fn interrupt_mid_stream_cancels_the_request_and_keeps_the_partial_text() {
 #[tokio::test]
 async fn interrupt_mid_tool_kills_the_command_and_answers_the_call() {
     let mut h = Harness::new().await;
-    h.server.push(Reply::stream([
-        sse::tool_use("c1", "run_bash", json!({"command": "sleep 60"})),
-        sse::stop("tool_use"),
-    ]));
+    h.server.push(Reply::tool_call(
+        "c1",
+        "run_bash",
+        json!({"command": "sleep 60"}),
+    ));
     let session = h.start(ApprovalMode::Ask).await;
     h.next().await;
     session
@@ -93,20 +93,19 @@ async fn interrupt_mid_tool_kills_the_command_and_answers_the_call() {
     )));
 
     // Next turn: the fake server checks every tool_use has its tool_result.
-    h.server
-        .push(Reply::stream([sse::text("ok"), sse::stop("end_turn")]));
+    h.server.push(Reply::final_text("ok"));
     let events = h.run_turn(&session, "never mind").await;
     assert_eq!(finished(&events).0, TurnStopReason::EndTurn);
     let results = tool_results(&h.server.requests()[1].body);
     assert_eq!(results.len(), 1);
     assert!(results[0].1.contains("cancelled"), "{:?}", results[0]);
     // The sandbox survived the interrupt and still runs commands.
-    h.server.push(Reply::stream([
-        sse::tool_use("c2", "run_bash", json!({"command": "echo alive"})),
-        sse::stop("tool_use"),
-    ]));
-    h.server
-        .push(Reply::stream([sse::text("ok"), sse::stop("end_turn")]));
+    h.server.push(Reply::tool_call(
+        "c2",
+        "run_bash",
+        json!({"command": "echo alive"}),
+    ));
+    h.server.push(Reply::final_text("ok"));
     h.run_turn(&session, "again").await;
     let results = tool_results(&h.server.requests()[3].body);
     assert!(results.last().unwrap().1.contains("alive"), "{results:?}");
@@ -149,8 +148,7 @@ async fn interrupt_while_awaiting_approval_runs_nothing() {
         }
     ));
 
-    h.server
-        .push(Reply::stream([sse::text("fine"), sse::stop("end_turn")]));
+    h.server.push(Reply::final_text("fine"));
     h.run_turn(&session, "skip it").await;
     let results = tool_results(&h.server.requests()[1].body);
     assert_eq!(results.len(), 2, "both calls are answered: {results:?}");
@@ -160,8 +158,7 @@ async fn interrupt_while_awaiting_approval_runs_nothing() {
 #[tokio::test]
 async fn a_second_user_turn_while_one_runs_is_refused() {
     let mut h = Harness::new().await;
-    h.server
-        .push(Reply::stream([sse::text("slow"), sse::stop("end_turn")]).stall_after(1));
+    h.server.push(Reply::final_text("slow").stall_after(1));
     let session = h.start(ApprovalMode::Ask).await;
     h.next().await;
     session.submit(Op::UserTurn { text: "one".into() }).unwrap();

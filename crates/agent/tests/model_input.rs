@@ -52,14 +52,11 @@ async fn broken_then_fixed(vendor: Vendor) {
         sse::tool_end("call_1"),
         sse::stop("tool_use"),
     ]));
-    h.server.push(Reply::stream([
-        sse::tool_use(
-            "call_2",
-            "write_file",
-            json!({"path": path, "content": "hi"}),
-        ),
-        sse::stop("tool_use"),
-    ]));
+    h.server.push(Reply::tool_call(
+        "call_2",
+        "write_file",
+        json!({"path": path, "content": "hi"}),
+    ));
     h.server.push(Reply::stream([
         sse::text("Written."),
         sse::stop("end_turn"),

@@ -51,10 +51,8 @@ async fn a_wall_that_cannot_be_built_ends_the_turn_and_runs_nothing() {
     assert_eq!(h.starts(), 1, "exactly one attempt, no fallback");
 
     // The next turn tries again (and is refused again) without breaking the history.
-    h.server.push(Reply::stream([
-        sse::tool_use("c3", "list_directory", json!({})),
-        sse::stop("tool_use"),
-    ]));
+    h.server
+        .push(Reply::tool_call("c3", "list_directory", json!({})));
     let events = h.run_turn(&session, "retry").await;
     assert_eq!(finished(&events).0, TurnStopReason::SandboxRefused);
     let results = tool_results(&h.server.requests()[1].body);
@@ -73,12 +71,9 @@ async fn granting_a_folder_rebuilds_the_live_sandbox_and_tells_the_model() {
     std::fs::write(extra_path.join("data.txt"), "from the new folder\n").unwrap();
     let data = extra_path.join("data.txt").display().to_string();
 
-    h.server.push(Reply::stream([
-        sse::tool_use("c1", "read_file", json!({"path": data})),
-        sse::stop("tool_use"),
-    ]));
     h.server
-        .push(Reply::stream([sse::text("cannot"), sse::stop("end_turn")]));
+        .push(Reply::tool_call("c1", "read_file", json!({"path": data})));
+    h.server.push(Reply::final_text("cannot"));
     let session = h.start(ApprovalMode::Ask).await;
     h.next().await;
     h.run_turn(&session, "read it").await;
@@ -102,12 +97,9 @@ async fn granting_a_folder_rebuilds_the_live_sandbox_and_tells_the_model() {
     assert!(names(&events).contains(&"folder_granted"));
     assert_eq!(h.starts(), 2);
 
-    h.server.push(Reply::stream([
-        sse::tool_use("c2", "read_file", json!({"path": data})),
-        sse::stop("tool_use"),
-    ]));
     h.server
-        .push(Reply::stream([sse::text("read"), sse::stop("end_turn")]));
+        .push(Reply::tool_call("c2", "read_file", json!({"path": data})));
+    h.server.push(Reply::final_text("read"));
     h.run_turn(&session, "now read it").await;
     let request = &h.server.requests()[3];
     let results = tool_results(&request.body);
@@ -137,12 +129,9 @@ async fn granting_a_folder_rebuilds_the_live_sandbox_and_tells_the_model() {
         .unwrap();
     h.until(|m| matches!(m, EventMsg::SandboxRecreated { .. }))
         .await;
-    h.server.push(Reply::stream([
-        sse::tool_use("c3", "read_file", json!({"path": data})),
-        sse::stop("tool_use"),
-    ]));
     h.server
-        .push(Reply::stream([sse::text("gone"), sse::stop("end_turn")]));
+        .push(Reply::tool_call("c3", "read_file", json!({"path": data})));
+    h.server.push(Reply::final_text("gone"));
     let events = h.run_turn(&session, "and now?").await;
     assert!(events.iter().any(|e| matches!(
         e.msg,

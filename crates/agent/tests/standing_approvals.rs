@@ -16,16 +16,16 @@ use protocol::{
     ApprovalDecision, ApprovalMode, ApprovalScope, DecidedBy, ErrorCode, Event, EventMsg, Op,
 };
 use serde_json::json;
-use test_support::model_server::{Reply, sse};
+use test_support::model_server::Reply;
 
 /// Scripts one turn that runs `touch stamp` as call `id`, then ends.
 fn touch_turn(h: &Harness, id: &str) {
-    h.server.push(Reply::stream([
-        sse::tool_use(id, "run_bash", json!({"command": "touch stamp"})),
-        sse::stop("tool_use"),
-    ]));
-    h.server
-        .push(Reply::stream([sse::text("ok"), sse::stop("end_turn")]));
+    h.server.push(Reply::tool_call(
+        id,
+        "run_bash",
+        json!({"command": "touch stamp"}),
+    ));
+    h.server.push(Reply::final_text("ok"));
 }
 
 /// Runs a turn whose one call asks; answers it with `scope`. Returns the turn's events.

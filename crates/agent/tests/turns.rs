@@ -165,14 +165,12 @@ async fn an_approved_write_lands_in_the_granted_folder() {
 #[tokio::test]
 async fn a_denial_reaches_the_model_with_the_users_reason() {
     let mut h = Harness::new().await;
-    h.server.push(Reply::stream([
-        sse::tool_use("c1", "run_bash", json!({"command": "touch made-by-agent"})),
-        sse::stop("tool_use"),
-    ]));
-    h.server.push(Reply::stream([
-        sse::text("Understood."),
-        sse::stop("end_turn"),
-    ]));
+    h.server.push(Reply::tool_call(
+        "c1",
+        "run_bash",
+        json!({"command": "touch made-by-agent"}),
+    ));
+    h.server.push(Reply::final_text("Understood."));
     let session = h.start(ApprovalMode::Ask).await;
     h.next().await;
     session.submit(Op::UserTurn { text: "go".into() }).unwrap();
@@ -227,13 +225,13 @@ async fn an_approval_for_an_unknown_call_is_an_error_event() {
 async fn a_session_approval_stands_for_the_same_command() {
     let mut h = Harness::new().await;
     for id in ["c1", "c2"] {
-        h.server.push(Reply::stream([
-            sse::tool_use(id, "run_bash", json!({"command": "touch stamp"})),
-            sse::stop("tool_use"),
-        ]));
+        h.server.push(Reply::tool_call(
+            id,
+            "run_bash",
+            json!({"command": "touch stamp"}),
+        ));
     }
-    h.server
-        .push(Reply::stream([sse::text("ok"), sse::stop("end_turn")]));
+    h.server.push(Reply::final_text("ok"));
     let session = h.start(ApprovalMode::Ask).await;
     h.next().await;
     session.submit(Op::UserTurn { text: "go".into() }).unwrap();
@@ -277,12 +275,12 @@ async fn a_session_approval_stands_for_the_same_command() {
 #[tokio::test]
 async fn an_always_approval_carries_over_to_the_next_session() {
     let mut h = Harness::new().await;
-    h.server.push(Reply::stream([
-        sse::tool_use("c1", "run_bash", json!({"command": "touch stamp"})),
-        sse::stop("tool_use"),
-    ]));
-    h.server
-        .push(Reply::stream([sse::text("ok"), sse::stop("end_turn")]));
+    h.server.push(Reply::tool_call(
+        "c1",
+        "run_bash",
+        json!({"command": "touch stamp"}),
+    ));
+    h.server.push(Reply::final_text("ok"));
     let first = h.start(ApprovalMode::Ask).await;
     h.next().await;
     first.submit(Op::UserTurn { text: "go".into() }).unwrap();
@@ -299,12 +297,12 @@ async fn an_always_approval_carries_over_to_the_next_session() {
     first.submit(Op::Close).unwrap();
     first.closed().await;
 
-    h.server.push(Reply::stream([
-        sse::tool_use("d1", "run_bash", json!({"command": "touch stamp"})),
-        sse::stop("tool_use"),
-    ]));
-    h.server
-        .push(Reply::stream([sse::text("ok"), sse::stop("end_turn")]));
+    h.server.push(Reply::tool_call(
+        "d1",
+        "run_bash",
+        json!({"command": "touch stamp"}),
+    ));
+    h.server.push(Reply::final_text("ok"));
     let second = h.start(ApprovalMode::Ask).await;
     let events = h.run_turn(&second, "again").await;
     assert!(events.iter().any(|e| matches!(
@@ -321,8 +319,7 @@ async fn invalid_tool_input_goes_back_to_the_model_as_an_error() {
         sse::tool_use("c2", "format_disk", json!({})),
         sse::stop("tool_use"),
     ]));
-    h.server
-        .push(Reply::stream([sse::text("sorry"), sse::stop("end_turn")]));
+    h.server.push(Reply::final_text("sorry"));
     let session = h.start(ApprovalMode::Bypass).await;
     h.next().await;
     let events = h.run_turn(&session, "go").await;
@@ -366,8 +363,7 @@ async fn reads_run_in_parallel_and_writes_in_order() {
         ),
         sse::stop("tool_use"),
     ]));
-    h.server
-        .push(Reply::stream([sse::text("done"), sse::stop("end_turn")]));
+    h.server.push(Reply::final_text("done"));
     let session = h.start(ApprovalMode::Bypass).await;
     h.next().await;
     let events = h.run_turn(&session, "go").await;
@@ -403,10 +399,11 @@ async fn the_step_limit_ends_a_turn_that_keeps_calling_tools() {
     let mut h = Harness::new().await;
     h.config.max_steps = 2;
     for id in ["s1", "s2"] {
-        h.server.push(Reply::stream([
-            sse::tool_use(id, "run_bash", json!({"command": "echo again"})),
-            sse::stop("tool_use"),
-        ]));
+        h.server.push(Reply::tool_call(
+            id,
+            "run_bash",
+            json!({"command": "echo again"}),
+        ));
     }
     let session = h.start(ApprovalMode::Ask).await;
     h.next().await;
@@ -415,8 +412,7 @@ async fn the_step_limit_ends_a_turn_that_keeps_calling_tools() {
     assert_eq!(h.server.request_count(), 2);
 
     // The session stays usable and the history is valid (every tool_use answered).
-    h.server
-        .push(Reply::stream([sse::text("stopped"), sse::stop("end_turn")]));
+    h.server.push(Reply::final_text("stopped"));
     let events = h.run_turn(&session, "stop now").await;
     assert_eq!(finished(&events), (TurnStopReason::EndTurn, 1));
     let results = tool_results(&h.server.requests()[2].body);
@@ -428,12 +424,12 @@ async fn the_step_limit_ends_a_turn_that_keeps_calling_tools() {
 async fn long_output_is_cut_for_the_model_but_kept_for_the_audit() {
     let mut h = Harness::new().await;
     h.config.model_output_chars = 500;
-    h.server.push(Reply::stream([
-        sse::tool_use("c1", "run_bash", json!({"command": "seq 1 3000"})),
-        sse::stop("tool_use"),
-    ]));
-    h.server
-        .push(Reply::stream([sse::text("ok"), sse::stop("end_turn")]));
+    h.server.push(Reply::tool_call(
+        "c1",
+        "run_bash",
+        json!({"command": "seq 1 3000"}),
+    ));
+    h.server.push(Reply::final_text("ok"));
     let session = h.start(ApprovalMode::Ask).await;
     h.next().await;
     let events = h.run_turn(&session, "count").await;
@@ -465,12 +461,12 @@ async fn long_output_is_cut_for_the_model_but_kept_for_the_audit() {
 async fn the_openai_wire_runs_the_same_turn() {
     let mut h = Harness::new().await;
     h.vendor = model_client::Vendor::OpenAiCompatible;
-    h.server.push(Reply::stream([
-        sse::tool_use("call_a", "run_bash", json!({"command": "echo via-openai"})),
-        sse::stop("tool_use"),
-    ]));
-    h.server
-        .push(Reply::stream([sse::text("done"), sse::stop("end_turn")]));
+    h.server.push(Reply::tool_call(
+        "call_a",
+        "run_bash",
+        json!({"command": "echo via-openai"}),
+    ));
+    h.server.push(Reply::final_text("done"));
     let session = h.start(ApprovalMode::Ask).await;
     h.next().await;
     let events = h.run_turn(&session, "go").await;
@@ -495,10 +491,7 @@ async fn a_user_turn_sent_the_moment_turn_finished_arrives_is_taken() {
     let session = h.start(ApprovalMode::Ask).await;
     h.next().await;
     for round in 0..5 {
-        h.server.push(Reply::stream([
-            sse::text(format!("answer {round}")),
-            sse::stop("end_turn"),
-        ]));
+        h.server.push(Reply::final_text(format!("answer {round}")));
         let events = h.run_turn(&session, &format!("question {round}")).await;
         assert!(
             !names(&events).contains(&"error"),

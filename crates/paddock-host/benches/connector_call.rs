@@ -34,7 +34,7 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt, service::RunningService};
 use serde_json::json;
-use test_support::model_server::{FakeModelServer, Reply, sse};
+use test_support::model_server::{FakeModelServer, Reply};
 
 const TOKEN: &str = "tok-bench-connector-secret-0123456789";
 const WAIT: Duration = Duration::from_secs(60);
@@ -122,18 +122,13 @@ async fn host_round(
     calls: usize,
 ) -> (Vec<Duration>, Vec<Duration>) {
     for i in 0..calls {
-        machine.model.push(Reply::stream([
-            sse::tool_use(
-                format!("toolu_{round}_{i}"),
-                "mcp__tracker__lookup",
-                json!({"query": format!("q{i}")}),
-            ),
-            sse::stop("tool_use"),
-        ]));
+        machine.model.push(Reply::tool_call(
+            format!("toolu_{round}_{i}"),
+            "mcp__tracker__lookup",
+            json!({"query": format!("q{i}")}),
+        ));
     }
-    machine
-        .model
-        .push(Reply::stream([sse::text("Done."), sse::stop("end_turn")]));
+    machine.model.push(Reply::final_text("Done."));
     let after = machine.host.last_event_seq(&machine.session).await.unwrap();
     let mut events = machine.host.events(&machine.session, after);
     machine.host.send_turn(&machine.session, "look up").unwrap();

@@ -25,7 +25,7 @@ use protocol::{
 };
 use sandbox_provider::direct::DirectProvider;
 use serde_json::json;
-use test_support::model_server::{FakeModelServer, Reply, sse};
+use test_support::model_server::{FakeModelServer, Reply};
 
 async fn turns(sink: Arc<dyn EventSink>, count: usize) -> Vec<Duration> {
     let server = FakeModelServer::start().await.unwrap();
@@ -64,15 +64,12 @@ async fn turns(sink: Arc<dyn EventSink>, count: usize) -> Vec<Duration> {
     let mut times = Vec::with_capacity(count);
     // One warm-up turn builds the sandbox.
     for index in 0..=count {
-        server.push(Reply::stream([
-            sse::tool_use(
-                format!("c{index}"),
-                "read_file",
-                json!({"path": file.display().to_string()}),
-            ),
-            sse::stop("tool_use"),
-        ]));
-        server.push(Reply::stream([sse::text("ok"), sse::stop("end_turn")]));
+        server.push(Reply::tool_call(
+            format!("c{index}"),
+            "read_file",
+            json!({"path": file.display().to_string()}),
+        ));
+        server.push(Reply::final_text("ok"));
         let started = Instant::now();
         session
             .submit(Op::UserTurn {

@@ -23,7 +23,7 @@ use paddock_host::{Host, HostOptions, NewSession};
 use paddock_server::{Server, ServerConfig};
 use protocol::{ApprovalMode, Event, EventMsg, FolderAccess, FolderGrant};
 use serde_json::{Value, json};
-use test_support::model_server::{FakeModelServer, Reply, sse};
+use test_support::model_server::{FakeModelServer, Reply};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::protocol::Message;
 
@@ -38,20 +38,14 @@ fn script(model: &FakeModelServer, marker: &str, calls: usize) {
     for call in 0..calls {
         model.push_for(
             marker,
-            Reply::stream([
-                sse::tool_use(
-                    format!("c{call}"),
-                    "run_bash",
-                    json!({"command": format!("echo {call}")}),
-                ),
-                sse::stop("tool_use"),
-            ]),
+            Reply::tool_call(
+                format!("c{call}"),
+                "run_bash",
+                json!({"command": format!("echo {call}")}),
+            ),
         );
     }
-    model.push_for(
-        marker,
-        Reply::stream([sse::text("done"), sse::stop("end_turn")]),
-    );
+    model.push_for(marker, Reply::final_text("done"));
 }
 
 struct Machine {

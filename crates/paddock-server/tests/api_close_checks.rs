@@ -20,7 +20,7 @@ use std::path::Path;
 use common::{TestServer, temp_dir, tool_results};
 use protocol::{CanaryResult, Event, EventMsg};
 use serde_json::{Value, json};
-use test_support::model_server::{Reply, sse};
+use test_support::model_server::Reply;
 
 fn mode(path: &Path) -> u32 {
     std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
@@ -87,13 +87,12 @@ async fn set_id_files_left_in_a_grant_are_stripped_at_close_and_audited() {
          (sleep 1; chmod u+s x; chmod g+s deep/y) >/dev/null 2>&1 &",
         work = work_path.display()
     );
-    server.model.push(Reply::stream([
-        sse::tool_use("plant", "run_bash", json!({"command": attack})),
-        sse::stop("tool_use"),
-    ]));
-    server
-        .model
-        .push(Reply::stream([sse::text("planted"), sse::stop("end_turn")]));
+    server.model.push(Reply::tool_call(
+        "plant",
+        "run_bash",
+        json!({"command": attack}),
+    ));
+    server.model.push(Reply::final_text("planted"));
     let session = server
         .create_session(&[(&work_path, "read_write")], "bypass")
         .await;
@@ -191,13 +190,12 @@ async fn a_clean_close_is_audited_as_clean() {
     let server = TestServer::start().await;
     let work = temp_dir();
     let work_path = work.path().canonicalize().unwrap();
-    server.model.push(Reply::stream([
-        sse::tool_use("t", "run_bash", json!({"command": "echo hi > plain"})),
-        sse::stop("tool_use"),
-    ]));
-    server
-        .model
-        .push(Reply::stream([sse::text("ok"), sse::stop("end_turn")]));
+    server.model.push(Reply::tool_call(
+        "t",
+        "run_bash",
+        json!({"command": "echo hi > plain"}),
+    ));
+    server.model.push(Reply::final_text("ok"));
     let session = server
         .create_session(&[(&work_path, "read_write")], "bypass")
         .await;

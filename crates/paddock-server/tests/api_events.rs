@@ -156,18 +156,13 @@ async fn a_client_that_stops_reading_is_disconnected_and_catches_up_from_the_log
     // all: far more output frames than the slow client's queue and TCP buffers hold.
     const CALLS: usize = 40;
     for call in 0..CALLS {
-        server.model.push(Reply::stream([
-            sse::tool_use(
+        server.model.push(Reply::tool_call(
                 format!("loud_{call}"),
                 "run_bash",
                 json!({"command": "head -c 300000 /dev/zero | tr '\\0' a; head -c 300000 /dev/zero | tr '\\0' b >&2"}),
-            ),
-            sse::stop("tool_use"),
-        ]));
+            ));
     }
-    server
-        .model
-        .push(Reply::stream([sse::text("Loud."), sse::stop("end_turn")]));
+    server.model.push(Reply::final_text("Loud."));
     let session = server
         .create_session(&[(&work_path, "read_write")], "bypass")
         .await;

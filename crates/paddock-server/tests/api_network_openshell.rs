@@ -17,7 +17,7 @@ use serde_json::json;
 use test_support::gateway_double::{
     DoubleConfig, GatewayDouble, Registration, TestPki, register_gateway,
 };
-use test_support::model_server::{Reply, sse};
+use test_support::model_server::Reply;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const IMAGE: &str = "registry.example/paddock-sandbox@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
@@ -92,13 +92,10 @@ async fn a_drafted_rule_is_listed_approved_and_lets_the_next_call_through() {
 
     let curl = json!({"command": format!("curl -sS --max-time 10 http://later.test:{port}/ 2>&1 || true")});
     for id in ["w1", "w2"] {
-        server.model.push(Reply::stream([
-            sse::tool_use(id, "run_bash", curl.clone()),
-            sse::stop("tool_use"),
-        ]));
         server
             .model
-            .push(Reply::stream([sse::text("ok"), sse::stop("end_turn")]));
+            .push(Reply::tool_call(id, "run_bash", curl.clone()));
+        server.model.push(Reply::final_text("ok"));
     }
     let session = server
         .create_session(&[(&work_path, "read_write")], "bypass")

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use test_support::gateway_double::{
     DoubleConfig, GatewayDouble, Registration, TestPki, register_gateway,
 };
-use test_support::model_server::{Reply, sse};
+use test_support::model_server::Reply;
 
 const IMAGE: &str = "registry.example/paddock-sandbox@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 /// The folders' owner (the sandbox runs as the folders' owner).
@@ -87,17 +87,12 @@ async fn a_session_asking_for_a_named_secret_gets_an_openshell_provider_and_neve
     );
     answers.push(refused.to_string());
 
-    server.model.push(Reply::stream([
-        sse::tool_use(
-            "env",
-            "run_bash",
-            json!({"command": "printf 'token=%s\\n' \"$GITHUB_TOKEN\""}),
-        ),
-        sse::stop("tool_use"),
-    ]));
-    server
-        .model
-        .push(Reply::stream([sse::text("ok"), sse::stop("end_turn")]));
+    server.model.push(Reply::tool_call(
+        "env",
+        "run_bash",
+        json!({"command": "printf 'token=%s\\n' \"$GITHUB_TOKEN\""}),
+    ));
+    server.model.push(Reply::final_text("ok"));
     let created = server
         .call(
             server.post(

@@ -47,22 +47,16 @@ async fn a_whole_session_with_a_rw_and_a_ro_folder_runs_through_the_api() {
         ),
         sse::stop("tool_use"),
     ]));
-    server.model.push(Reply::stream([
-        sse::tool_use(
-            "toolu_write",
-            "write_file",
-            json!({"path": target, "content": "written through the wall\n"}),
-        ),
-        sse::stop("tool_use"),
-    ]));
-    server.model.push(Reply::stream([
-        sse::tool_use(
-            "toolu_ro",
-            "write_file",
-            json!({"path": forbidden, "content": "must not land\n"}),
-        ),
-        sse::stop("tool_use"),
-    ]));
+    server.model.push(Reply::tool_call(
+        "toolu_write",
+        "write_file",
+        json!({"path": target, "content": "written through the wall\n"}),
+    ));
+    server.model.push(Reply::tool_call(
+        "toolu_ro",
+        "write_file",
+        json!({"path": forbidden, "content": "must not land\n"}),
+    ));
     server
         .model
         .push(Reply::stream([sse::text("Done."), sse::stop("end_turn")]));
@@ -227,20 +221,14 @@ async fn a_folder_granted_to_a_live_session_rebuilds_the_wall_and_is_usable() {
     );
     std::fs::write(extra_path.join("data.txt"), "from the granted folder\n").unwrap();
     let data = extra_path.join("data.txt");
-    server.model.push(Reply::stream([
-        sse::tool_use("t1", "list_directory", json!({})),
-        sse::stop("tool_use"),
-    ]));
     server
         .model
-        .push(Reply::stream([sse::text("ok"), sse::stop("end_turn")]));
-    server.model.push(Reply::stream([
-        sse::tool_use("t2", "read_file", json!({"path": data})),
-        sse::stop("tool_use"),
-    ]));
+        .push(Reply::tool_call("t1", "list_directory", json!({})));
+    server.model.push(Reply::final_text("ok"));
     server
         .model
-        .push(Reply::stream([sse::text("read it"), sse::stop("end_turn")]));
+        .push(Reply::tool_call("t2", "read_file", json!({"path": data})));
+    server.model.push(Reply::final_text("read it"));
 
     let session = server
         .create_session(&[(&work_path, "read_write")], "ask")
@@ -312,13 +300,10 @@ async fn a_denied_host_allowed_for_the_session_passes_the_wall_next_time() {
     let curl =
         json!({"command": "curl -sS --max-time 10 https://blocked.example.invalid/ 2>&1 || true"});
     for id in ["n1", "n2"] {
-        server.model.push(Reply::stream([
-            sse::tool_use(id, "run_bash", curl.clone()),
-            sse::stop("tool_use"),
-        ]));
         server
             .model
-            .push(Reply::stream([sse::text("ok"), sse::stop("end_turn")]));
+            .push(Reply::tool_call(id, "run_bash", curl.clone()));
+        server.model.push(Reply::final_text("ok"));
     }
     let session = server
         .create_session(&[(&work_path, "read_write")], "bypass")

@@ -14,7 +14,7 @@ mod cli_support;
 
 use cli_support::Machine;
 use serde_json::{Value, json};
-use test_support::model_server::{FakeModelServer, Reply, sse};
+use test_support::model_server::{FakeModelServer, Reply};
 
 const CALL: &str = "toolu_same_id";
 
@@ -46,11 +46,12 @@ impl Machine {
 
     /// One `paddock run` whose model makes one `run_bash` call `CALL` of `command`.
     async fn run_call(&self, server: &FakeModelServer, work: &str, command: &str) {
-        server.push(Reply::stream([
-            sse::tool_use(CALL, "run_bash", json!({ "command": command })),
-            sse::stop("tool_use"),
-        ]));
-        server.push(Reply::stream([sse::text("Done."), sse::stop("end_turn")]));
+        server.push(Reply::tool_call(
+            CALL,
+            "run_bash",
+            json!({ "command": command }),
+        ));
+        server.push(Reply::final_text("Done."));
         let (code, stdout, stderr) = self
             .run(&["run", "go", "--folder", work, "--approve-all", "--json"])
             .await;

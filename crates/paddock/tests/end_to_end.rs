@@ -247,10 +247,7 @@ async fn without_a_terminal_prompts_are_refused_and_nothing_runs() {
     let work = work.path().canonicalize().unwrap();
     let target = work.join("hello.txt");
     server.push(write_reply(&target)[0].clone());
-    server.push(Reply::stream([
-        sse::text("OK, not writing."),
-        sse::stop("end_turn"),
-    ]));
+    server.push(Reply::final_text("OK, not writing."));
     let folder = work.display().to_string();
     let (_, stdout, stderr) = machine
         .run(&["run", "write hello.txt", "--folder", &folder])
@@ -402,18 +399,12 @@ async fn a_refused_connection_reaches_the_model_in_the_providers_words() {
     let machine = Machine::new(&model_config(&server));
     let work = tempfile::tempdir().unwrap();
     let work = work.path().canonicalize().unwrap();
-    server.push(Reply::stream([
-        sse::tool_use(
-            "toolu_net",
-            "run_bash",
-            json!({"command": "curl -sS --max-time 10 https://blocked.example.invalid/ || true"}),
-        ),
-        sse::stop("tool_use"),
-    ]));
-    server.push(Reply::stream([
-        sse::text("Blocked."),
-        sse::stop("end_turn"),
-    ]));
+    server.push(Reply::tool_call(
+        "toolu_net",
+        "run_bash",
+        json!({"command": "curl -sS --max-time 10 https://blocked.example.invalid/ || true"}),
+    ));
+    server.push(Reply::final_text("Blocked."));
     let folder = work.display().to_string();
     let (code, stdout, stderr) = machine
         .run(&[
@@ -480,15 +471,13 @@ async fn refused_connections_name_their_programs_everywhere() {
         ),
     ];
     for (id, command, _, _) in attempts {
-        server.push(Reply::stream([
-            sse::tool_use(id, "run_bash", json!({ "command": command })),
-            sse::stop("tool_use"),
-        ]));
+        server.push(Reply::tool_call(
+            id,
+            "run_bash",
+            json!({ "command": command }),
+        ));
     }
-    server.push(Reply::stream([
-        sse::text("Both were blocked."),
-        sse::stop("end_turn"),
-    ]));
+    server.push(Reply::final_text("Both were blocked."));
     let folder = work.display().to_string();
     let (code, terminal, stderr) = machine
         .run(&["run", "fetch both", "--folder", &folder, "--approve-all"])
@@ -582,12 +571,13 @@ async fn a_sandbox_held_at_its_process_limit_recovers_and_the_model_is_told() {
     let work = tempfile::tempdir().unwrap();
     let folder = work.path().canonicalize().unwrap().display().to_string();
     for (id, command) in [("toolu_grab", GRABBER), ("toolu_after", "echo alive")] {
-        server.push(Reply::stream([
-            sse::tool_use(id, "run_bash", json!({ "command": command })),
-            sse::stop("tool_use"),
-        ]));
+        server.push(Reply::tool_call(
+            id,
+            "run_bash",
+            json!({ "command": command }),
+        ));
     }
-    server.push(Reply::stream([sse::text("Done."), sse::stop("end_turn")]));
+    server.push(Reply::final_text("Done."));
     let (code, stdout, stderr) = machine
         .run(&["run", "fill it", "--folder", &folder, "--approve-all"])
         .await;

@@ -144,7 +144,7 @@ fn script_plantings(server: &FakeModelServer, work: &Path, markers: &Path) {
     }
     calls.push(sse::stop("tool_use"));
     server.push(Reply::stream(calls));
-    server.push(Reply::stream([sse::text("Done."), sse::stop("end_turn")]));
+    server.push(Reply::final_text("Done."));
 }
 
 /// Runs the user's everyday git in each repository; the plantings whose marker appeared.
@@ -288,7 +288,7 @@ async fn protected_files_written_both_ways_are_refused() {
     }
     calls.push(sse::stop("tool_use"));
     server.push(Reply::stream(calls));
-    server.push(Reply::stream([sse::text("Done."), sse::stop("end_turn")]));
+    server.push(Reply::final_text("Done."));
 
     let events = machine.hostile_turn(&work).await;
     let mut changed = Vec::new();
@@ -339,19 +339,17 @@ async fn what_a_build_tool_plants_is_refused_or_caught() {
         existing = hook_text("existing"),
         fresh = hook_text("fresh"),
     );
-    server.push(Reply::stream([
-        sse::tool_use(
-            "toolu_makefile",
-            "write_file",
-            json!({ "path": work.join("Makefile").display().to_string(), "content": makefile }),
-        ),
-        sse::stop("tool_use"),
-    ]));
-    server.push(Reply::stream([
-        sse::tool_use("toolu_make", "run_bash", json!({ "command": "make" })),
-        sse::stop("tool_use"),
-    ]));
-    server.push(Reply::stream([sse::text("Done."), sse::stop("end_turn")]));
+    server.push(Reply::tool_call(
+        "toolu_makefile",
+        "write_file",
+        json!({ "path": work.join("Makefile").display().to_string(), "content": makefile }),
+    ));
+    server.push(Reply::tool_call(
+        "toolu_make",
+        "run_bash",
+        json!({ "command": "make" }),
+    ));
+    server.push(Reply::final_text("Done."));
 
     let events = machine.hostile_turn(&work).await;
     assert_eq!(
@@ -421,26 +419,20 @@ async fn a_script_written_by_one_call_asks_when_the_next_runs_it() {
     let work = work.path().canonicalize().unwrap();
     repository(&work);
     let script = work.join("setup.sh");
-    server.push(Reply::stream([
-        sse::tool_use(
-            "toolu_write",
-            "write_file",
-            json!({
-                "path": script.display().to_string(),
-                "content": "git config core.fsmonitor 'touch /tmp/planted #'\n",
-            }),
-        ),
-        sse::stop("tool_use"),
-    ]));
-    server.push(Reply::stream([
-        sse::tool_use(
-            "toolu_run",
-            "run_bash",
-            json!({ "command": "bash setup.sh" }),
-        ),
-        sse::stop("tool_use"),
-    ]));
-    server.push(Reply::stream([sse::text("Done."), sse::stop("end_turn")]));
+    server.push(Reply::tool_call(
+        "toolu_write",
+        "write_file",
+        json!({
+            "path": script.display().to_string(),
+            "content": "git config core.fsmonitor 'touch /tmp/planted #'\n",
+        }),
+    ));
+    server.push(Reply::tool_call(
+        "toolu_run",
+        "run_bash",
+        json!({ "command": "bash setup.sh" }),
+    ));
+    server.push(Reply::final_text("Done."));
     let events = machine.hostile_turn(&work).await;
     let asked: Vec<&Value> = events
         .iter()

@@ -136,10 +136,7 @@ async fn a_session_is_listed_and_resumed_with_its_whole_history() {
     );
 
     // The next message continues the stored session: the model sees everything so far.
-    server.push(Reply::stream([
-        sse::text("It says hello."),
-        sse::stop("end_turn"),
-    ]));
+    server.push(Reply::final_text("It says hello."));
     let (code, stdout, stderr) = machine
         .run(&["run", "--resume", &id, "what did you write?", "--json"])
         .await;
@@ -198,7 +195,7 @@ async fn approvals_are_listed_and_revoked_from_the_cli_and_a_resumed_run_obeys()
     assert!(stdout.contains("no `always` approvals"), "{stdout}");
 
     // A first run stores the session; nothing needs approving.
-    server.push(Reply::stream([sse::text("Hi."), sse::stop("end_turn")]));
+    server.push(Reply::final_text("Hi."));
     let (code, stdout, stderr) = machine
         .run(&[
             "run",
@@ -252,15 +249,12 @@ async fn approvals_are_listed_and_revoked_from_the_cli_and_a_resumed_run_obeys()
     // While it stands, a resumed run lets `touch` through without a prompt (stdin is not a
     // terminal, so any prompt would be refused).
     let touch_turn = |name: &str| {
-        server.push(Reply::stream([
-            sse::tool_use(
-                format!("t_{name}"),
-                "run_bash",
-                json!({ "command": format!("touch {name}") }),
-            ),
-            sse::stop("tool_use"),
-        ]));
-        server.push(Reply::stream([sse::text("ok"), sse::stop("end_turn")]));
+        server.push(Reply::tool_call(
+            format!("t_{name}"),
+            "run_bash",
+            json!({ "command": format!("touch {name}") }),
+        ));
+        server.push(Reply::final_text("ok"));
     };
     touch_turn("first");
     let (code, _, stderr) = machine.run(&["run", "--resume", &id, "touch first"]).await;

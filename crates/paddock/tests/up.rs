@@ -204,10 +204,7 @@ async fn up_killed_mid_turn_restarts_resumes_and_loses_nothing_committed() {
     assert!(!left.is_empty(), "the killed process left its wall folder");
 
     // Restart: the dead process's wall is reaped, the session is stored, nothing is lost.
-    model.push_for(
-        marker,
-        Reply::stream([sse::text("resumed fine"), sse::stop("end_turn")]),
-    );
+    model.push_for(marker, Reply::final_text("resumed fine"));
     let up = machine.up("warn").await;
     for name in &left {
         assert!(!walls.join(name).exists(), "{name} was not reaped");

@@ -142,11 +142,12 @@ async fn a_session_resumes_after_a_restart_with_its_history_grants_and_approvals
 
     let bus = EventBus::new(Arc::new(DiscardSink), 1024);
     let mut events = bus.subscribe();
-    server.push(Reply::stream([
-        sse::tool_use("c2", "run_bash", json!({"command": "touch made"})),
-        sse::stop("tool_use"),
-    ]));
-    server.push(Reply::stream([sse::text("Again."), sse::stop("end_turn")]));
+    server.push(Reply::tool_call(
+        "c2",
+        "run_bash",
+        json!({"command": "touch made"}),
+    ));
+    server.push(Reply::final_text("Again."));
     let session = Session::resume(deps(&server, store, &bus), &session_id)
         .await
         .unwrap();
@@ -248,11 +249,12 @@ async fn a_file_downloaded_before_a_restart_still_asks_when_run_after_it() {
         let bus = EventBus::new(Arc::new(DiscardSink), 1024);
         let mut events = bus.subscribe();
         let command = format!("curl -sS -o tool file://{}", payload.display());
-        server.push(Reply::stream([
-            sse::tool_use("dl", "run_bash", json!({ "command": command })),
-            sse::stop("tool_use"),
-        ]));
-        server.push(Reply::stream([sse::text("Got it."), sse::stop("end_turn")]));
+        server.push(Reply::tool_call(
+            "dl",
+            "run_bash",
+            json!({ "command": command }),
+        ));
+        server.push(Reply::final_text("Got it."));
         let session = Session::start(deps(&server, store, &bus), settings(&folder))
             .await
             .unwrap();
@@ -267,14 +269,12 @@ async fn a_file_downloaded_before_a_restart_still_asks_when_run_after_it() {
     let store: Arc<dyn SessionStore> = Arc::new(SqliteSessionStore::open(&db).unwrap());
     let bus = EventBus::new(Arc::new(DiscardSink), 1024);
     let mut events = bus.subscribe();
-    server.push(Reply::stream([
-        sse::tool_use("run", "run_bash", json!({"command": "sh tool"})),
-        sse::stop("tool_use"),
-    ]));
-    server.push(Reply::stream([
-        sse::text("Not run."),
-        sse::stop("end_turn"),
-    ]));
+    server.push(Reply::tool_call(
+        "run",
+        "run_bash",
+        json!({"command": "sh tool"}),
+    ));
+    server.push(Reply::final_text("Not run."));
     let session = Session::resume(deps(&server, store, &bus), &session_id)
         .await
         .unwrap();
@@ -331,11 +331,12 @@ async fn an_always_approval_the_store_cannot_save_is_reported_and_holds_for_the_
     let bus = EventBus::new(Arc::new(DiscardSink), 1024);
     let mut events = bus.subscribe();
     for id in ["c1", "c2"] {
-        server.push(Reply::stream([
-            sse::tool_use(id, "run_bash", json!({"command": "touch stamp"})),
-            sse::stop("tool_use"),
-        ]));
-        server.push(Reply::stream([sse::text("ok"), sse::stop("end_turn")]));
+        server.push(Reply::tool_call(
+            id,
+            "run_bash",
+            json!({"command": "touch stamp"}),
+        ));
+        server.push(Reply::final_text("ok"));
     }
     let session = Session::start(deps(&server, store.clone(), &bus), settings(&folder))
         .await

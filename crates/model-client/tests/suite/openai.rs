@@ -168,7 +168,7 @@ async fn assembles_tool_calls_whose_fragments_interleave_across_chunks() {
 #[tokio::test]
 async fn tool_results_become_tool_messages_right_after_the_calls() {
     let (server, client) = server_and_client().await;
-    server.push(Reply::stream([sse::text("Done."), sse::stop("end_turn")]));
+    server.push(Reply::final_text("Done."));
     let response = client
         .complete(
             common::request_with_tool_results(),

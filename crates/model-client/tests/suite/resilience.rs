@@ -26,7 +26,7 @@ async fn anthropic(
 }
 
 fn hello() -> Reply {
-    Reply::stream([sse::text("hello"), sse::stop("end_turn")])
+    Reply::final_text("hello")
 }
 
 #[tokio::test]
@@ -306,7 +306,7 @@ async fn cancelling_mid_stream_ends_the_stream_and_drops_the_connection() {
 #[tokio::test]
 async fn cancelling_closes_the_connection_even_when_nobody_polls_the_stream() {
     let (server, client) = anthropic(|_| {}).await;
-    server.push(Reply::stream([sse::text("first"), sse::stop("end_turn")]).stall_after(1));
+    server.push(Reply::final_text("first").stall_after(1));
     let cancel = CancellationToken::new();
     let stream = client
         .stream(common::request(), cancel.clone())
@@ -326,7 +326,7 @@ async fn cancelling_closes_the_connection_even_when_nobody_polls_the_stream() {
 #[tokio::test]
 async fn dropping_the_stream_closes_the_connection() {
     let (server, client) = anthropic(|_| {}).await;
-    server.push(Reply::stream([sse::text("first"), sse::stop("end_turn")]).stall_after(1));
+    server.push(Reply::final_text("first").stall_after(1));
     let mut stream = client
         .stream(common::request(), CancellationToken::new())
         .await

@@ -23,7 +23,7 @@ use paddock_host::{EventStream, Host, HostOptions, NewSession};
 use protocol::{ApprovalDecision, ApprovalMode, Event, EventMsg, FolderAccess, FolderGrant};
 use serde_json::Value;
 use test_support::mcp_server::HttpMcpServer;
-use test_support::model_server::{FakeModelServer, Reply, sse};
+use test_support::model_server::{FakeModelServer, Reply};
 
 /// The model key and the connectors' token of every test machine (planted: they must show
 /// nowhere but where they belong).
@@ -141,13 +141,9 @@ impl Machine {
     /// Scripts the model: each call as its own step, then a closing text.
     pub fn script(&self, calls: &[(&str, &str, Value)]) {
         for (id, name, input) in calls {
-            self.model.push(Reply::stream([
-                sse::tool_use(*id, *name, input.clone()),
-                sse::stop("tool_use"),
-            ]));
+            self.model.push(Reply::tool_call(*id, *name, input.clone()));
         }
-        self.model
-            .push(Reply::stream([sse::text("Done."), sse::stop("end_turn")]));
+        self.model.push(Reply::final_text("Done."));
     }
 
     /// Every tool_call row of the audit trail.

@@ -265,10 +265,7 @@ pub fn script_calls(model: &FakeModelServer, marker: &str, steps: usize, per_ste
         events.push(sse::stop("tool_use"));
         model.push_for(marker, Reply::stream(events));
     }
-    model.push_for(
-        marker,
-        Reply::stream([sse::text("done"), sse::stop("end_turn")]),
-    );
+    model.push_for(marker, Reply::final_text("done"));
 }
 
 pub fn exists(path: &Path) -> bool {

@@ -159,6 +159,16 @@ impl Reply {
         Self::with_body(ReplyBody::Script(events.into_iter().collect()))
     }
 
+    /// A model step that asks for one tool call and stops for its result.
+    pub fn tool_call(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
+        Self::stream([sse::tool_use(id, name, input), sse::stop("tool_use")])
+    }
+
+    /// A model step that answers `text` and ends the turn.
+    pub fn final_text(text: impl Into<String>) -> Self {
+        Self::stream([sse::text(text), sse::stop("end_turn")])
+    }
+
     /// A 200 `text/event-stream` of exactly these chunks (for malformed streams).
     pub fn raw_stream<S: Into<String>>(chunks: impl IntoIterator<Item = S>) -> Self {
         Self::with_body(ReplyBody::RawStream(
