@@ -13,7 +13,7 @@
     reason = "a bench binary: it prints its figures, and a panic is a failed run"
 )]
 
-#[path = "../tests/openshell_support/mod.rs"]
+#[path = "../tests/suite/openshell_support/mod.rs"]
 mod openshell_support;
 
 use std::time::{Duration, Instant};

@@ -1,0 +1,227 @@
+//! Escape suite, the wall's own parts: the host's `/etc` beyond what programs need, set-id
+//! files planted in a grant for another account on the host, and the skeleton of folders
+//! leading to the grants. Each attack runs through the real runner inside the local wall.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed set-up step fails the test"
+)]
+
+use crate::support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+
+use sandbox_provider::Sandbox;
+use support::*;
+
+fn q(path: &Path) -> String {
+    sandbox_provider::local::sh_quote(&path.display().to_string())
+}
+
+/// A root-only file in the host's `/etc`, removed when dropped.
+struct EtcFile(PathBuf);
+
+impl EtcFile {
+    fn plant(name: &str, text: &str) -> Self {
+        let path = PathBuf::from("/etc").join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(&path, text).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        Self(path)
+    }
+}
+
+impl Drop for EtcFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_root_only_etc_file_is_absent() {
+    let name = format!("paddock-root-only-{}", std::process::id());
+    let planted = EtcFile::plant(&name, "ROOT-ONLY-SECRET\n");
+    let nested = EtcFile::plant(&format!("default/{name}"), "ROOT-ONLY-SECRET\n");
+    let w = world();
+    let s = w.start().await;
+    let r = bash(
+        s.as_ref(),
+        &format!("cat /etc/{name} /etc/default/{name}; ls /etc"),
+    )
+    .await;
+    let out = format!("{}{}", stdout(&r), stderr(&r));
+    assert!(!out.contains("ROOT-ONLY-SECRET"), "{out}");
+    assert!(out.contains(&format!("/etc/{name}: No such file")), "{out}");
+    let listing = stdout(&r);
+    let listed: Vec<&str> = listing.lines().collect();
+    for absent in [
+        "shadow",
+        "gshadow",
+        "sudoers",
+        "default",
+        "security",
+        "machine-id",
+    ] {
+        assert!(
+            !listed.contains(&absent),
+            "/etc/{absent} is there: {listed:?}"
+        );
+    }
+    // The allowed entries are there and ordinary tools work.
+    let r = bash(
+        s.as_ref(),
+        "ls /etc/ssl/certs | head -1 && getent passwd paddock && git --version && \
+         python3 -c 'import ssl; print(ssl.get_default_verify_paths().cafile)' && \
+         ssh -G example.com | grep -c '^hostname'",
+    )
+    .await;
+    assert_eq!(r.exit_code, Some(0), "{}{}", stdout(&r), stderr(&r));
+    s.close().await.unwrap();
+    drop((planted, nested));
+}
+
+/// Runs `file -p -c 'id -u'` as `nobody` on the host (a bash copy keeps a set-uid euid with -p).
+fn euid_of_running_as_nobody(file: &Path) -> Option<String> {
+    let out = std::process::Command::new(file)
+        .args(["-p", "-c", "id -u"])
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .ok()?;
+    Some(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn no_set_id_file_outlives_the_sandbox() {
+    let w = world();
+    for dir in [w.root.path(), &w.work()] {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let s = w.start().await;
+    let work = q(&w.work());
+    // Every way to ask for a set-id bit: chmod(1), the chmod/open/mkdir/mknod calls, install.
+    let attempts = [
+        format!("cp /bin/bash {work}/x && chmod u+s {work}/x"),
+        format!("cp /bin/bash {work}/g && chmod g+s {work}/g"),
+        format!("cp /bin/bash {work}/y && chmod 4755 {work}/y"),
+        format!("install -m 4755 /bin/bash {work}/z"),
+        format!("mkdir -m 2755 {work}/d"),
+        format!(
+            "python3 -c \"import os; fd = os.open('{}/o', os.O_CREAT | os.O_WRONLY, 0o4755); \
+             os.write(fd, open('/bin/bash', 'rb').read()); os.fchmod(fd, 0o4755)\"",
+            w.work().display()
+        ),
+        format!(
+            "python3 -c \"import os; os.mknod('{}/n', 0o104755)\"",
+            w.work().display()
+        ),
+    ];
+    for attempt in &attempts {
+        let r = bash(s.as_ref(), attempt).await;
+        assert_ne!(
+            r.exit_code,
+            Some(0),
+            "{attempt}: succeeded: {}{}",
+            stdout(&r),
+            stderr(&r)
+        );
+    }
+    let r = bash(
+        s.as_ref(),
+        &format!("stat -c '%a %n' {work}/* 2>/dev/null; true"),
+    )
+    .await;
+    s.close().await.unwrap();
+    let mut planted = Vec::new();
+    for entry in std::fs::read_dir(w.work()).unwrap() {
+        let path = entry.unwrap().path();
+        let mode = std::fs::symlink_metadata(&path)
+            .unwrap()
+            .permissions()
+            .mode();
+        if mode & 0o6000 != 0 {
+            planted.push(format!("{} {:o}", path.display(), mode));
+        }
+        if path.is_file() {
+            // A copy left without execute rights for others cannot run at all (`None`).
+            let euid = euid_of_running_as_nobody(&path);
+            assert!(
+                matches!(euid.as_deref(), None | Some("65534")),
+                "{} ran as nobody with euid {euid:?}",
+                path.display()
+            );
+        }
+    }
+    assert!(
+        planted.is_empty(),
+        "set-id files outlived the sandbox: {planted:?} (inside: {})",
+        stdout(&r)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_skeleton_above_the_grants_cannot_be_moved() {
+    let w = world();
+    let s = w.start().await;
+    // The test's folders lie under /tmp (the wall's own /tmp inside): the folder above the
+    // grants is the wall's skeleton.
+    let top = w.root.path();
+    assert!(
+        top.starts_with("/tmp"),
+        "the test needs its folders under /tmp"
+    );
+    let r = bash(
+        s.as_ref(),
+        &format!(
+            "cd /; mv {top} /tmp/moved; rmdir {work}; mv {work} {top}/elsewhere; \
+             mkdir {top}/new && echo CREATED; true",
+            top = q(top),
+            work = q(&w.work())
+        ),
+    )
+    .await;
+    assert!(!stdout(&r).contains("CREATED"), "{}", stdout(&r));
+    let r = bash(s.as_ref(), "pwd && echo still-working").await;
+    assert_eq!(
+        stdout(&r),
+        format!("{}\nstill-working\n", w.work().display()),
+        "{}",
+        stderr(&r)
+    );
+    s.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn set_id_files_in_a_grant_are_stripped_at_start_and_at_close() {
+    let w = world();
+    let plant = |name: &str| {
+        let path = w.work().join(name);
+        std::fs::copy("/bin/true", &path).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o4755)).unwrap();
+        path
+    };
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o7777;
+    // Left by an earlier wall (or placed from outside): found before this one starts.
+    let before = plant("left-behind");
+    let s = w.start().await;
+    assert_eq!(mode(&before), 0o755);
+    let canary = s
+        .attestation()
+        .canaries
+        .iter()
+        .find(|c| c.name == "set_id_files_stripped")
+        .expect("the sweep is in the attestation");
+    assert!(
+        canary.passed && canary.detail.contains("left-behind (was 4755)"),
+        "{canary:?}"
+    );
+    // Placed while the session runs: gone when it closes.
+    let during = plant("during");
+    s.close().await.unwrap();
+    assert_eq!(mode(&during), 0o755);
+}

@@ -1,0 +1,140 @@
+//! The local wall end to end: it starts, attests itself from inside, serves calls, and leaves
+//! nothing behind.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed set-up step fails the test"
+)]
+
+use crate::support;
+
+use sandbox_provider::Sandbox;
+use support::*;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn starts_attests_and_cleans_up() {
+    let w = world();
+    let sandbox = w.start().await;
+    let attestation = sandbox.attestation();
+    assert!(attestation.passed(), "{attestation:#?}");
+    assert_eq!(attestation.enforcement, protocol::EnforcementLevel::Local);
+    assert!(attestation.config_hash.starts_with("sha256:"));
+    let names: Vec<&str> = attestation
+        .canaries
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    for expected in [
+        "home_absent",
+        "outside_read_refused",
+        "outside_write_refused",
+        "read_only_grant_refuses_write",
+        "landlock_enforced",
+        "proxy_refuses_unlisted_host",
+        "no_new_privs",
+        "seccomp_filter",
+        "no_capabilities",
+        "grants_reachable",
+        "network_loopback_only",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
+    }
+    let r = bash(sandbox.as_ref(), "id -u; pwd; echo hello > note.txt").await;
+    assert_eq!(r.exit_code, Some(0), "{}", stderr(&r));
+    // What tools need from the system is there: certificates, name files, an interpreter.
+    let r = bash(
+        sandbox.as_ref(),
+        "test -r /etc/ssl/certs/ca-certificates.crt && cat /etc/hosts > /dev/null && \
+         python3 -c 'import ssl; ssl.create_default_context(); print(\"tls ok\")'",
+    )
+    .await;
+    assert_eq!(stdout(&r), "tls ok\n", "{}", stderr(&r));
+    let dir = sandbox.host_dir().to_path_buf();
+    assert!(dir.is_dir());
+    sandbox.close().await.unwrap();
+    assert!(!dir.exists(), "the wall's folder outlived it");
+    assert_eq!(
+        std::fs::read_to_string(w.work().join("note.txt")).unwrap(),
+        "hello\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_state_folder_deep_under_a_long_home_still_works() {
+    // Socket paths under it are far longer than a socket address holds (107 bytes).
+    let w = world_with(WorldOptions {
+        state_depth: 6,
+        ..WorldOptions::default()
+    });
+    let sandbox = w.start().await;
+    let dir = sandbox.host_dir().to_path_buf();
+    assert!(
+        dir.join("proxy/proxy.sock").as_os_str().len() > 150,
+        "{}",
+        dir.display()
+    );
+    assert!(
+        sandbox.attestation().passed(),
+        "{:#?}",
+        sandbox.attestation()
+    );
+    let r = bash(sandbox.as_ref(), "echo through > note.txt && cat note.txt").await;
+    assert_eq!(stdout(&r), "through\n", "{}", stderr(&r));
+    sandbox.close().await.unwrap();
+    assert!(!dir.exists(), "the wall's folder outlived it");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_canary_refuses_the_session() {
+    let w = world();
+    // A machine whose "home" is a folder every wall mounts: the home canary must fail.
+    let mut config = w.provider.config().clone();
+    config.user_home = "/usr".into();
+    let provider = sandbox_provider::local::LocalProvider::new(config.clone());
+    let err = provider
+        .start_local(&w.request(&[]), &|_| {})
+        .await
+        .err()
+        .unwrap();
+    let message = err.to_string();
+    assert!(
+        matches!(
+            err,
+            sandbox_provider::ProviderError::AttestationFailed { .. }
+        ),
+        "{message}"
+    );
+    assert!(message.contains("home_absent"), "{message}");
+    // The synthesized /etc (`etc-cache`) is shared by every wall and stays.
+    let left: Vec<_> = std::fs::read_dir(&config.state_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name != "etc-cache")
+        .collect();
+    assert!(left.is_empty(), "a refused wall left its folder: {left:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn orphaned_wall_folders_are_reaped() {
+    use sandbox_provider::SandboxProvider;
+    let w = world();
+    let state = w.provider.config().state_dir.clone();
+    // pid 0 never names a live Paddock process.
+    let orphan = state.join("wall-0-old-session-0");
+    std::fs::create_dir_all(orphan.join("home/.ssh")).unwrap();
+    std::fs::write(orphan.join("home/.ssh/id_ed25519"), "stale copy").unwrap();
+    let live = w.start().await;
+    let reaped = w
+        .provider
+        .reap_orphans(&sandbox_provider::NoLiveSessions)
+        .await
+        .unwrap();
+    assert_eq!(reaped, ["wall-0-old-session-0"]);
+    assert!(!orphan.exists());
+    assert!(live.host_dir().exists(), "a live wall was reaped");
+    live.close().await.unwrap();
+}

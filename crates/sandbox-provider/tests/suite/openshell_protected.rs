@@ -1,0 +1,133 @@
+//! Files the host runs later on the OpenShell wall, against the gateway double over mTLS: the
+//! create request carries them as read-only bind mounts over the read-write folder (and the
+//! git directory bound onto itself), so the plantings fail inside; what a command creates is
+//! caught by the sweep; git still commits.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is a failed test"
+)]
+
+use crate::openshell_support;
+
+use std::path::Path;
+use std::process::Command;
+
+use openshell_support::{Auth, Harness, OWNER, bash, bash_result};
+use protocol::ProtectedAction;
+use sandbox_provider::Sandbox;
+use sandbox_provider::openshell::SessionOptions;
+use test_support::gateway_double::Mount;
+use tokio_util::sync::CancellationToken;
+
+fn git(repo: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        // The folder belongs to the sandbox's user, not to the root running this test.
+        .args(["-c", "safe.directory=*"])
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "User")
+        .env("GIT_AUTHOR_EMAIL", "user@example.com")
+        .env("GIT_COMMITTER_NAME", "User")
+        .env("GIT_COMMITTER_EMAIL", "user@example.com")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+fn chown_tree(path: &Path) {
+    let out = Command::new("chown")
+        .args(["-R", &format!("{OWNER}:{OWNER}")])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn protected_paths_are_read_only_bind_mounts_on_the_openshell_wall() {
+    let h = Harness::start(Auth::Mtls).await;
+    git(&h.rw, &["init", "-q", "-b", "main"]);
+    git(&h.rw, &["commit", "-q", "--allow-empty", "-m", "first"]);
+    std::fs::write(h.rw.join(".bashrc"), "original\n").unwrap();
+    chown_tree(&h.rw);
+    let provider = h.provider();
+    let sandbox = provider
+        .start_session(&h.request(false), &SessionOptions::default(), &|_| {})
+        .await
+        .unwrap();
+
+    // The request the gateway received mounts them.
+    let mounts = h.double.mounts(sandbox.id());
+    let rw = h.rw.display().to_string();
+    for (path, read_only) in [
+        (format!("{rw}/.git"), false),
+        (format!("{rw}/.git/config"), true),
+        (format!("{rw}/.git/hooks"), true),
+        (format!("{rw}/.bashrc"), true),
+    ] {
+        let mount = Mount::Bind {
+            source: path.clone(),
+            target: path,
+            read_only,
+        };
+        assert!(mounts.contains(&mount), "{mount:?} in {mounts:#?}");
+    }
+
+    let cancel = CancellationToken::new();
+    for command in [
+        "git -C . config core.fsmonitor 'touch /tmp/x #'",
+        "d=.git; echo '#!/bin/sh' > \"$d/hooks/pre-commit\"",
+        "echo planted >> .bashrc",
+        "mv .git .git-old",
+    ] {
+        let outcome = sandbox.call(bash(command), None, &cancel).await;
+        let (said, code) = bash_result(&outcome);
+        assert_ne!(code, Some(0), "{command}: {said}");
+        assert!(
+            said.contains("Read-only file system")
+                || said.contains("could not lock config file")
+                || said.contains("Device or resource busy"),
+            "{command}: {said}"
+        );
+    }
+    let commit = sandbox
+        .call(
+            bash(
+                "echo x > a.txt && git add a.txt && git -c user.name=a -c user.email=a@x commit -q -m two && git log --oneline | wc -l",
+            ),
+            None,
+            &cancel,
+        )
+        .await;
+    let (said, code) = bash_result(&commit);
+    assert_eq!((said.trim(), code), ("2", Some(0)), "{said}");
+
+    let outcome = sandbox
+        .call(
+            bash("mkdir -p .cursor && echo x > .cursor/mcp.json"),
+            None,
+            &cancel,
+        )
+        .await;
+    assert_eq!(bash_result(&outcome).1, Some(0));
+    let protected = sandbox.protected().unwrap().clone();
+    let changes = tokio::task::spawn_blocking(move || protected.sweep())
+        .await
+        .unwrap();
+    assert_eq!(changes.len(), 1, "{changes:#?}");
+    assert_eq!(changes[0].path, h.rw.join(".cursor"));
+    assert_eq!(changes[0].action, ProtectedAction::Quarantined);
+    sandbox.close().await.unwrap();
+    assert_eq!(
+        std::fs::read_to_string(h.rw.join(".bashrc")).unwrap(),
+        "original\n"
+    );
+    let config = std::fs::read_to_string(h.rw.join(".git/config")).unwrap();
+    assert!(!config.contains("fsmonitor"), "{config}");
+    assert!(!h.rw.join(".git/hooks/pre-commit").exists());
+}
