@@ -95,8 +95,9 @@ pub fn bench_smoke() -> Result<(), String> {
         "--locked",
         "--profile",
         "dev",
-        "-p",
-        "sandbox-provider",
+        // The workspace's feature resolution (the benches are in `sandbox-provider`), so the
+        // test build's artifacts are reused instead of compiling the graph again.
+        "--workspace",
         "--bench",
         "local_wall",
         "--bench",

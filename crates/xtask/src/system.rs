@@ -186,3 +186,43 @@ fn run_apt(prefix: &[&str], args: &[&str]) -> Result<(), String> {
         Err(format!("apt-get {} failed ({status})", args.join(" ")))
     }
 }
+
+/// Prints the free space of the target folder's filesystem and the target folder's size: a
+/// CI run that fills its disk shows in its log how close it came. Never fails the run.
+pub fn report_disk(when: &str) {
+    let root = crate::tasks::root();
+    let target = root.join("target");
+    let free = Command::new("df")
+        .arg("-Pk")
+        .arg(&root)
+        .output()
+        .ok()
+        .and_then(|out| {
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            text.lines()
+                .nth(1)?
+                .split_whitespace()
+                .nth(3)?
+                .parse::<u64>()
+                .ok()
+        });
+    let used = Command::new("du")
+        .arg("-sk")
+        .arg(&target)
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .and_then(|out| {
+            String::from_utf8_lossy(&out.stdout)
+                .split_whitespace()
+                .next()?
+                .parse::<u64>()
+                .ok()
+        });
+    let gib = |kib: u64| format!("{:.1} GiB", kib as f64 / (1024.0 * 1024.0));
+    println!(
+        "disk {when}: {} free; target/ holds {}",
+        free.map_or_else(|| "unknown".to_owned(), gib),
+        used.map_or_else(|| "nothing".to_owned(), gib)
+    );
+}

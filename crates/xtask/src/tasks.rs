@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::{bench_smoke, desktop, fuzz_smoke, system, ui};
 
@@ -15,9 +16,16 @@ pub(crate) fn root() -> PathBuf {
         .unwrap_or(manifest)
 }
 
+/// Set by `ci`: every build of the run is made once from scratch, so cargo's incremental
+/// caches (a third of the target folder's disk) would be written and never read.
+static FROM_SCRATCH: AtomicBool = AtomicBool::new(false);
+
 pub(crate) fn cargo() -> Command {
     let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     command.current_dir(root());
+    if FROM_SCRATCH.load(Ordering::Relaxed) {
+        command.env("CARGO_INCREMENTAL", "0");
+    }
     command
 }
 
@@ -197,15 +205,22 @@ pub fn up(args: &[String]) -> Result<(), String> {
 /// protocol's bindings); with `--check`, fails when they are not current.
 pub fn codegen(args: &[String]) -> Result<(), String> {
     let check = args.iter().any(|a| a == "--check");
-    for (package, test) in [("protocol", "bindings"), ("paddock-server", "generated")] {
-        let mut command = cargo();
-        command.args(["test", "--locked", "-p", package, "--test", test]);
-        if !check {
-            command.env("PADDOCK_UPDATE_BINDINGS", "1");
-        }
-        run(command)?;
+    // `--workspace` with the two test targets (in `protocol` and `paddock-server`): the same
+    // feature resolution as the workspace's test build, so nothing is compiled a second time.
+    let mut command = cargo();
+    command.args([
+        "test",
+        "--locked",
+        "--workspace",
+        "--test",
+        "bindings",
+        "--test",
+        "generated",
+    ]);
+    if !check {
+        command.env("PADDOCK_UPDATE_BINDINGS", "1");
     }
-    Ok(())
+    run(command)
 }
 
 /// Rust formatting and clippy over the whole workspace (which embeds the built UI, so it is
@@ -272,7 +287,17 @@ fn test_rust(args: &[String]) -> Result<(), String> {
         // A failure's message and place are what a reader of a CI log needs; backtraces push
         // them out of it. `cargo nextest run` by hand gives one.
         .env("RUST_BACKTRACE", "0");
-    test_binaries(&mut nextest)?;
+    let (runner, wall) = built_binaries()?;
+    nextest
+        .env("PADDOCK_TOOL_RUNNER", &runner)
+        .env("PADDOCK_WALL", &wall)
+        // Made by this very build (test-support has integration tests, so cargo builds its
+        // binaries), with the workspace's features: `cargo build -p test-support` would
+        // resolve them for that package alone and compile its whole graph a second time.
+        .env(
+            "PADDOCK_MCP_TEST_SERVER",
+            root().join("target").join("debug").join("mcp-test-server"),
+        );
     run(nextest)?;
     let mut doc = cargo();
     doc.args(["test", "--workspace", "--locked", "--doc"]);
@@ -283,12 +308,15 @@ fn test_rust(args: &[String]) -> Result<(), String> {
 /// cargo rebuild what embeds it). The workspace's test build also builds the desktop app (its
 /// integration test runs the binary), so CI builds it once, with the tests' feature selection.
 pub fn ci() -> Result<(), String> {
+    FROM_SCRATCH.store(true, Ordering::Relaxed);
+    system::report_disk("at the start");
     system::ensure_test_packages()?;
     ui::check()?;
     ui::build()?;
     lint_rust()?;
     check_deps()?;
-    codegen(&["--check".to_owned()])?;
+    // The OpenAPI document and the TypeScript bindings are checked by their tests
+    // (`protocol`'s `bindings`, `paddock-server`'s `generated`), which run with the rest.
     test_rust(&[])?;
     let desktop = desktop::debug_binary();
     if !desktop.is_file() {
@@ -303,7 +331,9 @@ pub fn ci() -> Result<(), String> {
     // The desktop app under Xvfb through tauri-driver, the binary the test build made.
     desktop::smoke_with(&desktop)?;
     bench_smoke::bench_smoke()?;
-    fuzz_smoke::fuzz_smoke(&[])
+    fuzz_smoke::fuzz_smoke(&[])?;
+    system::report_disk("at the end");
+    Ok(())
 }
 
 /// `docs/architecture.md`'s layer table and crate edges against `cargo metadata`.
