@@ -4,7 +4,7 @@
 //! never quote a header's value.
 
 use axum::Json;
-use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use paddock_host::HostError;
@@ -100,6 +100,21 @@ impl From<JsonRejection> for ApiError {
 impl From<QueryRejection> for ApiError {
     fn from(rejection: QueryRejection) -> Self {
         Self::bad_request("invalid_query", rejection.body_text())
+    }
+}
+
+impl From<PathRejection> for ApiError {
+    fn from(rejection: PathRejection) -> Self {
+        match rejection {
+            // A route matched without the parameters it declares: the server's own mistake.
+            PathRejection::MissingPathParams(_) => Self::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                rejection.body_text(),
+            ),
+            // axum's message names the parameter and the type it wanted.
+            other => Self::bad_request("invalid_path", other.body_text()),
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{delete, get, post};
 use paddock_host::PendingApproval;
@@ -11,7 +11,7 @@ use protocol::StandingApproval;
 
 use crate::api::{DecisionRequest, StandingScope};
 use crate::errors::{ApiResult, ErrorBody};
-use crate::extract::{ApiJson, ApiQuery};
+use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
@@ -35,7 +35,7 @@ pub async fn inbox(State(state): State<AppState>) -> Json<Vec<PendingApproval>> 
     responses((status = 200, body = Vec<PendingApproval>)))]
 pub async fn of_session(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<Vec<PendingApproval>>> {
     state.host.session(&id).await?;
     Ok(Json(state.host.pending_approvals(Some(&id))))
@@ -48,7 +48,7 @@ pub async fn of_session(
     responses((status = 204), (status = 409, body = ErrorBody)))]
 pub async fn decide(
     State(state): State<AppState>,
-    Path((id, call_id)): Path<(String, String)>,
+    ApiPath((id, call_id)): ApiPath<(String, String)>,
     ApiJson(request): ApiJson<DecisionRequest>,
 ) -> ApiResult<StatusCode> {
     state
@@ -79,7 +79,7 @@ pub async fn standing(
     responses((status = 200, body = StandingApproval), (status = 400, body = ErrorBody)))]
 pub async fn revoke(
     State(state): State<AppState>,
-    Path(approval_id): Path<String>,
+    ApiPath(approval_id): ApiPath<String>,
     ApiQuery(scope): ApiQuery<StandingScope>,
 ) -> ApiResult<Json<StandingApproval>> {
     Ok(Json(

@@ -7,7 +7,7 @@ use audit_store::{Page, Query, VerifyReport};
 use axum::Json;
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 
 use crate::api::AuditParams;
 use crate::errors::{ApiError, ApiResult, ErrorBody};
-use crate::extract::ApiQuery;
+use crate::extract::{ApiPath, ApiQuery};
 use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
@@ -76,7 +76,7 @@ pub async fn query(
     responses((status = 200, body = AuditEntry), (status = 404, body = ErrorBody)))]
 pub async fn show(
     State(state): State<AppState>,
-    Path(seq): Path<i64>,
+    ApiPath(seq): ApiPath<i64>,
 ) -> ApiResult<Json<AuditEntry>> {
     Ok(Json(state.host.audit_entry(seq).await?))
 }

@@ -3,13 +3,13 @@
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::routing::{get, post};
 use paddock_host::{ConnectorInfo, ConnectorTestReport, ConnectorToolInfo};
 
 use crate::api::ConnectorRequest;
 use crate::errors::{ApiError, ApiResult, ErrorBody};
-use crate::extract::ApiJson;
+use crate::extract::{ApiJson, ApiPath};
 use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
@@ -34,7 +34,7 @@ pub async fn list(State(state): State<AppState>) -> Json<Vec<ConnectorInfo>> {
     responses((status = 200, body = ConnectorInfo), (status = 404, body = ErrorBody)))]
 pub async fn show(
     State(state): State<AppState>,
-    Path(name): Path<String>,
+    ApiPath(name): ApiPath<String>,
 ) -> ApiResult<Json<ConnectorInfo>> {
     Ok(Json(state.host.connector(&name)?))
 }
@@ -45,7 +45,7 @@ pub async fn show(
     responses((status = 200, body = ConnectorInfo), (status = 400, body = ErrorBody)))]
 pub async fn put(
     State(state): State<AppState>,
-    Path(name): Path<String>,
+    ApiPath(name): ApiPath<String>,
     ApiJson(request): ApiJson<ConnectorRequest>,
 ) -> ApiResult<Json<ConnectorInfo>> {
     if request.config.name != name {
@@ -70,7 +70,7 @@ pub async fn put(
     responses((status = 200, body = ConnectorInfo), (status = 404, body = ErrorBody)))]
 pub async fn enable(
     State(state): State<AppState>,
-    Path(name): Path<String>,
+    ApiPath(name): ApiPath<String>,
 ) -> ApiResult<Json<ConnectorInfo>> {
     Ok(Json(state.host.set_connector_enabled(&name, true).await?))
 }
@@ -80,7 +80,7 @@ pub async fn enable(
     responses((status = 200, body = ConnectorInfo), (status = 404, body = ErrorBody)))]
 pub async fn disable(
     State(state): State<AppState>,
-    Path(name): Path<String>,
+    ApiPath(name): ApiPath<String>,
 ) -> ApiResult<Json<ConnectorInfo>> {
     Ok(Json(state.host.set_connector_enabled(&name, false).await?))
 }
@@ -90,7 +90,7 @@ pub async fn disable(
     responses((status = 200, body = ConnectorTestReport), (status = 404, body = ErrorBody)))]
 pub async fn test(
     State(state): State<AppState>,
-    Path(name): Path<String>,
+    ApiPath(name): ApiPath<String>,
 ) -> ApiResult<Json<ConnectorTestReport>> {
     Ok(Json(state.host.test_connector(&name).await?))
 }
@@ -101,7 +101,7 @@ pub async fn test(
         (status = 502, body = ErrorBody)))]
 pub async fn tools(
     State(state): State<AppState>,
-    Path(name): Path<String>,
+    ApiPath(name): ApiPath<String>,
 ) -> ApiResult<Json<Vec<ConnectorToolInfo>>> {
     Ok(Json(state.host.connector_tools(&name).await?))
 }

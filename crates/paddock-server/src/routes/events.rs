@@ -21,8 +21,8 @@ use std::time::Duration;
 
 use axum::Json;
 use axum::Router;
+use axum::extract::State;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_code};
-use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -35,7 +35,7 @@ use tokio_util::sync::CancellationToken;
 use crate::api::{EventsParams, Ticket};
 use crate::auth::{TICKET_LIFETIME, has_token};
 use crate::errors::{ApiError, ApiResult, ErrorBody};
-use crate::extract::ApiQuery;
+use crate::extract::{ApiPath, ApiQuery};
 use crate::state::{AppState, EventSocketStats};
 
 /// The most bytes of frames that wait for one client; a client further behind is
@@ -57,7 +57,7 @@ pub fn routes() -> Router<AppState> {
     responses((status = 200, body = Ticket), (status = 404, body = ErrorBody)))]
 pub async fn ticket(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<Ticket>> {
     state.host.session(&id).await?;
     let ticket = state
@@ -76,7 +76,7 @@ pub async fn ticket(
         (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn socket(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     headers: HeaderMap,
     ApiQuery(params): ApiQuery<EventsParams>,
     upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,

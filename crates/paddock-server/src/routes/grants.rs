@@ -3,14 +3,14 @@
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::post;
 use protocol::FolderGrant;
 
 use crate::api::{Accepted, GrantRequest, RevokeRequest};
 use crate::errors::{ApiResult, ErrorBody};
-use crate::extract::ApiJson;
+use crate::extract::{ApiJson, ApiPath};
 use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
@@ -25,7 +25,7 @@ pub fn routes() -> Router<AppState> {
     responses((status = 202, body = Accepted), (status = 400, body = ErrorBody)))]
 pub async fn grant(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiJson(request): ApiJson<GrantRequest>,
 ) -> ApiResult<(StatusCode, Json<Accepted>)> {
     state.host.grant_folder(
@@ -49,7 +49,7 @@ pub async fn grant(
     responses((status = 202, body = Accepted), (status = 400, body = ErrorBody)))]
 pub async fn revoke(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiJson(request): ApiJson<RevokeRequest>,
 ) -> ApiResult<(StatusCode, Json<Accepted>)> {
     state.host.revoke_folder(&id, &request.path)?;

@@ -4,14 +4,14 @@
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post, put};
 use paddock_host::{KeyCheck, KeySaved, KeyStatus, KeyStoreStatus, ModelCheck, ModelProvider};
 
 use crate::api::{KeyRequest, SecretRequest};
 use crate::errors::{ApiError, ApiResult, ErrorBody};
-use crate::extract::ApiJson;
+use crate::extract::{ApiJson, ApiPath};
 use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
@@ -59,7 +59,7 @@ pub async fn key_store(State(state): State<AppState>) -> Json<KeyStoreStatus> {
         (status = 409, body = ErrorBody)))]
 pub async fn store_key(
     State(state): State<AppState>,
-    Path(provider): Path<String>,
+    ApiPath(provider): ApiPath<String>,
     ApiJson(request): ApiJson<KeyRequest>,
 ) -> ApiResult<Json<KeySaved>> {
     let check = request.check.unwrap_or(true);
@@ -77,7 +77,7 @@ pub async fn store_key(
     responses((status = 204), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn delete_key(
     State(state): State<AppState>,
-    Path(provider): Path<String>,
+    ApiPath(provider): ApiPath<String>,
 ) -> ApiResult<StatusCode> {
     if state.host.delete_model_key(&provider).await? {
         Ok(StatusCode::NO_CONTENT)
@@ -95,7 +95,7 @@ pub async fn delete_key(
     responses((status = 200, body = KeyCheck), (status = 409, body = ErrorBody)))]
 pub async fn test_key(
     State(state): State<AppState>,
-    Path(provider): Path<String>,
+    ApiPath(provider): ApiPath<String>,
 ) -> ApiResult<Json<KeyCheck>> {
     Ok(Json(state.host.test_model_key(&provider).await?))
 }
@@ -112,7 +112,7 @@ pub async fn test(State(state): State<AppState>) -> Json<ModelCheck> {
     responses((status = 204), (status = 400, body = ErrorBody)))]
 pub async fn store_secret(
     State(state): State<AppState>,
-    Path(name): Path<String>,
+    ApiPath(name): ApiPath<String>,
     ApiJson(request): ApiJson<SecretRequest>,
 ) -> ApiResult<StatusCode> {
     state.host.store_secret(&name, &request.value).await?;

@@ -3,7 +3,7 @@
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use paddock_host::DeniedConnection;
@@ -11,7 +11,7 @@ use protocol::DraftedRule;
 
 use crate::api::{Accepted, AllowHostRequest, HostScope, RuleDecisionRequest};
 use crate::errors::{ApiResult, ErrorBody};
-use crate::extract::ApiJson;
+use crate::extract::{ApiJson, ApiPath};
 use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
@@ -30,7 +30,7 @@ pub fn routes() -> Router<AppState> {
     responses((status = 200, body = Vec<DeniedConnection>), (status = 404, body = ErrorBody)))]
 pub async fn denials(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<Vec<DeniedConnection>>> {
     Ok(Json(state.host.network_denials(&id).await?))
 }
@@ -41,7 +41,7 @@ pub async fn denials(
     responses((status = 200, body = Vec<DraftedRule>), (status = 409, body = ErrorBody)))]
 pub async fn rules(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<Vec<DraftedRule>>> {
     Ok(Json(state.host.drafted_rules(&id).await?))
 }
@@ -53,7 +53,7 @@ pub async fn rules(
         (status = 409, body = ErrorBody)))]
 pub async fn decide_rule(
     State(state): State<AppState>,
-    Path((id, rule_id)): Path<(String, String)>,
+    ApiPath((id, rule_id)): ApiPath<(String, String)>,
     ApiJson(request): ApiJson<RuleDecisionRequest>,
 ) -> ApiResult<Json<DraftedRule>> {
     Ok(Json(
@@ -71,7 +71,7 @@ pub async fn decide_rule(
     responses((status = 202, body = Accepted), (status = 400, body = ErrorBody)))]
 pub async fn allow(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiJson(request): ApiJson<AllowHostRequest>,
 ) -> ApiResult<(StatusCode, Json<Accepted>)> {
     match request.scope {

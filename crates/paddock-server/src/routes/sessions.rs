@@ -2,14 +2,14 @@
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use paddock_host::{NewSession, SessionInfo};
 
 use crate::api::ResumeRequest;
 use crate::errors::{ApiResult, ErrorBody};
-use crate::extract::ApiJson;
+use crate::extract::{ApiJson, ApiPath};
 use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
@@ -47,7 +47,7 @@ pub async fn create(
     responses((status = 200, body = SessionInfo), (status = 404, body = ErrorBody)))]
 pub async fn show(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<SessionInfo>> {
     Ok(Json(state.host.session(&id).await?))
 }
@@ -58,7 +58,7 @@ pub async fn show(
     responses((status = 200, body = SessionInfo), (status = 409, body = ErrorBody)))]
 pub async fn resume(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiJson(request): ApiJson<ResumeRequest>,
 ) -> ApiResult<Json<SessionInfo>> {
     Ok(Json(
@@ -71,7 +71,7 @@ pub async fn resume(
     responses((status = 200, body = SessionInfo), (status = 409, body = ErrorBody)))]
 pub async fn close(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<SessionInfo>> {
     Ok(Json(state.host.close_session(&id).await?))
 }

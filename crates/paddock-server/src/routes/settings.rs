@@ -4,13 +4,13 @@
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::routing::{get, put};
 use paddock_host::{CredentialRow, CustomCredential, SettingsView};
 
 use crate::api::{CredentialEntryRequest, SettingsUpdate};
 use crate::errors::{ApiResult, ErrorBody};
-use crate::extract::ApiJson;
+use crate::extract::{ApiJson, ApiPath};
 use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
@@ -51,7 +51,7 @@ pub async fn update(
     responses((status = 200, body = Vec<CredentialRow>), (status = 400, body = ErrorBody)))]
 pub async fn save_credential(
     State(state): State<AppState>,
-    Path(name): Path<String>,
+    ApiPath(name): ApiPath<String>,
     ApiJson(request): ApiJson<CredentialEntryRequest>,
 ) -> ApiResult<Json<Vec<CredentialRow>>> {
     let entry = CustomCredential {
@@ -67,7 +67,7 @@ pub async fn save_credential(
     responses((status = 200, body = Vec<CredentialRow>), (status = 400, body = ErrorBody)))]
 pub async fn remove_credential(
     State(state): State<AppState>,
-    Path(name): Path<String>,
+    ApiPath(name): ApiPath<String>,
 ) -> ApiResult<Json<Vec<CredentialRow>>> {
     Ok(Json(state.host.remove_custom_credential(&name)?))
 }

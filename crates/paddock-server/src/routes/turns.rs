@@ -2,13 +2,13 @@
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::post;
 
 use crate::api::{Accepted, TurnRequest};
 use crate::errors::{ApiResult, ErrorBody};
-use crate::extract::ApiJson;
+use crate::extract::{ApiJson, ApiPath};
 use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
@@ -22,7 +22,7 @@ pub fn routes() -> Router<AppState> {
     responses((status = 202, body = Accepted), (status = 409, body = ErrorBody)))]
 pub async fn send(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiJson(request): ApiJson<TurnRequest>,
 ) -> ApiResult<(StatusCode, Json<Accepted>)> {
     let submission_id = state.host.send_turn(&id, &request.text)?;
@@ -39,7 +39,7 @@ pub async fn send(
     responses((status = 202, body = Accepted), (status = 409, body = ErrorBody)))]
 pub async fn interrupt(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> ApiResult<(StatusCode, Json<Accepted>)> {
     state.host.interrupt(&id)?;
     Ok((

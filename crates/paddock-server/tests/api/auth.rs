@@ -207,6 +207,16 @@ async fn oversized_and_malformed_bodies_are_refused_with_json_errors() {
     .await;
     assert_eq!(status, 404);
     insta::assert_json_snapshot!("session_not_found", missing);
+    // A path parameter of the wrong type is a JSON error too (axum's own is plain text).
+    let not_a_number = server.get("/v1/audit/abc").send().await.unwrap();
+    assert_eq!(
+        not_a_number.headers()["content-type"],
+        "application/json",
+        "a bad path parameter must be answered in JSON"
+    );
+    let (status, not_a_number) = body(not_a_number).await;
+    assert_eq!(status, 400);
+    insta::assert_json_snapshot!("invalid_path", not_a_number);
     server.stop().await;
 }
 
