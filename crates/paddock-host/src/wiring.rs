@@ -66,8 +66,63 @@ fn machine_id() -> String {
     std::fs::read_to_string("/etc/machine-id")
         .map(|id| id.trim().to_owned())
         .ok()
-        .filter(|id| !id.is_empty())
-        .unwrap_or_else(|| "paddock-unknown-machine".to_owned())
+        .filter(|id| !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric()))
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+/// The value of the `paddock.machine` label on this state folder's OpenShell sandboxes:
+/// the machine's id and the state folder's own (`instance-id`, made once). Reaping deletes
+/// only sandboxes with this label whose session no process of this state folder holds, so
+/// two users (or two state folders) of one machine sharing a gateway never reap each
+/// other's live sandboxes: a machine id alone would let one take the other's for orphans.
+pub fn sandbox_owner_label(paths: &Paths) -> Result<String, HostError> {
+    let file = paths.state_dir.join("instance-id");
+    let instance = match std::fs::read_to_string(&file) {
+        Ok(text) => text.trim().to_owned(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(&paths.state_dir)
+                .map_err(|e| HostError::io(format!("creating {}", paths.state_dir.display()), e))?;
+            let made = uuid::Uuid::new_v4().simple().to_string();
+            let made = made.get(..16).unwrap_or(&made).to_owned();
+            // Another process may make it at the same moment: the first one written wins.
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&file)
+            {
+                Ok(mut out) => {
+                    use std::io::Write;
+                    out.write_all(format!("{made}\n").as_bytes())
+                        .map_err(|e| HostError::io(format!("writing {}", file.display()), e))?;
+                    made
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    std::fs::read_to_string(&file)
+                        .map_err(|e| HostError::io(format!("reading {}", file.display()), e))?
+                        .trim()
+                        .to_owned()
+                }
+                Err(e) => return Err(HostError::io(format!("creating {}", file.display()), e)),
+            }
+        }
+        Err(e) => return Err(HostError::io(format!("reading {}", file.display()), e)),
+    };
+    if instance.is_empty()
+        || instance.len() > 16
+        || !instance.chars().all(|c| c.is_ascii_alphanumeric())
+    {
+        return Err(HostError::invalid(
+            "instance id",
+            format!(
+                "{} must hold up to 16 letters or digits (delete it to make a new one)",
+                file.display()
+            ),
+        ));
+    }
+    // A Kubernetes label value: at most 63 characters.
+    let machine = machine_id();
+    let machine = machine.get(..32).unwrap_or(&machine);
+    Ok(format!("{machine}-{instance}"))
 }
 
 fn built_in(what: &str, problem: impl std::fmt::Display) -> HostError {
@@ -258,7 +313,7 @@ pub fn openshell_provider_in(
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."));
     let mut openshell = OpenShellConfig::new(
-        machine_id(),
+        sandbox_owner_label(paths)?,
         image,
         runner_dir,
         paths.state_dir.join("openshell"),

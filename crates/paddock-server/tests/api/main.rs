@@ -17,6 +17,7 @@ mod connectors;
 mod events;
 mod keys;
 mod network_openshell;
+mod reaping_openshell;
 mod secrets_openshell;
 mod sessions;
 mod settings;

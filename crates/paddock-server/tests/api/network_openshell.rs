@@ -7,27 +7,13 @@
 
 use crate::common;
 
-use std::collections::BTreeMap;
-use std::net::{IpAddr, Ipv4Addr};
-use std::os::unix::fs::PermissionsExt;
-
-use common::{TestServer, temp_dir};
+use common::{TestServer, openshell_config, owned_folder, registered_double, temp_dir};
 use protocol::EventMsg;
 use serde_json::json;
-use test_support::gateway_double::{
-    DoubleConfig, GatewayDouble, Registration, TestPki, register_gateway,
-};
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr};
 use test_support::model_server::Reply;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-const IMAGE: &str = "registry.example/paddock-sandbox@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
-/// The folders' owner (the sandbox runs as the folders' owner).
-const OWNER: u32 = 1000;
-
-fn mkdir(path: &std::path::Path, mode: u32) {
-    std::fs::create_dir_all(path).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
-}
 
 /// A web server on loopback that the double resolves `later.test` to.
 async fn web_server() -> u16 {
@@ -53,42 +39,16 @@ async fn web_server() -> u16 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_drafted_rule_is_listed_approved_and_lets_the_next_call_through() {
     let root = temp_dir();
-    let p = root.path();
-    let pki = TestPki::generate();
     let port = web_server().await;
-    let mut config = DoubleConfig::new(p.join("double"));
-    mkdir(&config.state_dir, 0o755);
-    config.tls = Some(pki.clone());
-    config.hosts = BTreeMap::from([(
-        "later.test".to_owned(),
-        vec![IpAddr::V4(Ipv4Addr::LOCALHOST)],
-    )]);
-    let double = GatewayDouble::start(config).await.unwrap();
-    let (xdg, system, home) = (p.join("xdg"), p.join("etc-openshell"), p.join("home"));
-    mkdir(&xdg.join("openshell"), 0o700);
-    mkdir(&system, 0o755);
-    mkdir(&home, 0o755);
-    register_gateway(
-        &xdg.join("openshell"),
-        "double",
-        &double.endpoint(),
-        &Registration::Mtls(&pki),
-    );
-    // Gateway discovery reads the process's environment, as the `openshell` CLI does.
-    // SAFETY: set at the start of the test, before threads that read the environment.
-    unsafe {
-        std::env::set_var("XDG_CONFIG_HOME", &xdg);
-        std::env::set_var("OPENSHELL_SYSTEM_GATEWAY_DIR", &system);
-        std::env::set_var("HOME", &home);
-    }
-    let server = TestServer::start_with_config(&format!(
-        "[sandbox]\nprovider = \"openshell\"\n[openshell]\ngateway = \"double\"\nimage = \"{IMAGE}\"\n"
-    ))
+    let _double = registered_double(root.path(), |config| {
+        config.hosts = BTreeMap::from([(
+            "later.test".to_owned(),
+            vec![IpAddr::V4(Ipv4Addr::LOCALHOST)],
+        )]);
+    })
     .await;
-    let work = temp_dir();
-    let work_path = work.path().canonicalize().unwrap();
-    mkdir(&work_path, 0o755);
-    std::os::unix::fs::chown(&work_path, Some(OWNER), Some(OWNER)).unwrap();
+    let server = TestServer::start_with_config(&openshell_config("")).await;
+    let (_work, work_path) = owned_folder();
 
     let curl = json!({"command": format!("curl -sS --max-time 10 http://later.test:{port}/ 2>&1 || true")});
     for id in ["w1", "w2"] {

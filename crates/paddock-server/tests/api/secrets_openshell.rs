@@ -9,62 +9,27 @@
 
 use crate::common;
 
-use std::os::unix::fs::PermissionsExt;
-
-use common::{TestServer, temp_dir, tool_results};
+use common::{
+    TestServer, openshell_config, owned_folder, registered_double, temp_dir, tool_results,
+};
 use protocol::EventMsg;
 use serde_json::{Value, json};
-use test_support::gateway_double::{
-    DoubleConfig, GatewayDouble, Registration, TestPki, register_gateway,
-};
 use test_support::model_server::Reply;
 
-const IMAGE: &str = "registry.example/paddock-sandbox@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
-/// The folders' owner (the sandbox runs as the folders' owner).
-const OWNER: u32 = 1000;
 const SECRET: &str = "ghp_PLANTEDsecretValue0123456789abcdefABCD";
-
-fn mkdir(path: &std::path::Path, mode: u32) {
-    std::fs::create_dir_all(path).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_asking_for_a_named_secret_gets_an_openshell_provider_and_never_the_value() {
     let root = temp_dir();
-    let p = root.path();
-    let pki = TestPki::generate();
-    let mut config = DoubleConfig::new(p.join("double"));
-    mkdir(&config.state_dir, 0o755);
-    config.tls = Some(pki.clone());
-    let double = GatewayDouble::start(config).await.unwrap();
-    let (xdg, system, home) = (p.join("xdg"), p.join("etc-openshell"), p.join("home"));
-    mkdir(&xdg.join("openshell"), 0o700);
-    mkdir(&system, 0o755);
-    mkdir(&home, 0o755);
-    register_gateway(
-        &xdg.join("openshell"),
-        "double",
-        &double.endpoint(),
-        &Registration::Mtls(&pki),
-    );
-    // Gateway discovery reads the process's environment, as the `openshell` CLI does.
+    let double = registered_double(root.path(), |_| {}).await;
+    // The `env` key store reads the secret from the variable of its name.
     // SAFETY: set at the start of the test, before threads that read the environment.
     unsafe {
-        std::env::set_var("XDG_CONFIG_HOME", &xdg);
-        std::env::set_var("OPENSHELL_SYSTEM_GATEWAY_DIR", &system);
-        std::env::set_var("HOME", &home);
-        // The `env` key store reads the secret from the variable of its name.
         std::env::set_var("GITHUB_TOKEN", SECRET);
     }
-    let server = TestServer::start_with_config(&format!(
-        "[sandbox]\nprovider = \"openshell\"\nsecrets = [\"GITHUB_TOKEN\"]\n[openshell]\ngateway = \"double\"\nimage = \"{IMAGE}\"\n"
-    ))
-    .await;
-    let work = temp_dir();
-    let work_path = work.path().canonicalize().unwrap();
-    mkdir(&work_path, 0o755);
-    std::os::unix::fs::chown(&work_path, Some(OWNER), Some(OWNER)).unwrap();
+    let server =
+        TestServer::start_with_config(&openshell_config("secrets = [\"GITHUB_TOKEN\"]\n")).await;
+    let (_work, work_path) = owned_folder();
     let mut answers: Vec<String> = Vec::new();
 
     // A secret the machine setting does not name is refused, saying where to name it.

@@ -282,3 +282,70 @@ pub fn tool_results(body: &Value) -> Vec<String> {
     }
     results
 }
+
+/// The sandbox image the OpenShell tests' machines name (the double runs no image).
+pub const OPENSHELL_IMAGE: &str = "registry.example/paddock-sandbox@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+/// The owner of the folders the OpenShell tests grant (the sandbox runs as it; never root).
+pub const FOLDER_OWNER: u32 = 1000;
+
+/// A machine config selecting the OpenShell provider on the double registered as `double`.
+pub fn openshell_config(extra_sandbox: &str) -> String {
+    format!(
+        "[sandbox]\nprovider = \"openshell\"\n{extra_sandbox}[openshell]\ngateway = \"double\"\nimage = \"{OPENSHELL_IMAGE}\"\n"
+    )
+}
+
+pub fn mkdir(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(path).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// The gateway double (real gRPC over mTLS) started under `root` and registered as this
+/// process's `double` gateway: discovery reads the process's environment, as the
+/// `openshell` CLI does, so this sets `XDG_CONFIG_HOME`, `OPENSHELL_SYSTEM_GATEWAY_DIR` and
+/// `HOME` (nextest runs each test in its own process).
+pub async fn registered_double(
+    root: &Path,
+    configure: impl FnOnce(&mut test_support::gateway_double::DoubleConfig),
+) -> test_support::gateway_double::GatewayDouble {
+    use test_support::gateway_double::{
+        DoubleConfig, GatewayDouble, Registration, TestPki, register_gateway,
+    };
+    let pki = TestPki::generate();
+    let mut config = DoubleConfig::new(root.join("double"));
+    mkdir(&config.state_dir, 0o755);
+    config.tls = Some(pki.clone());
+    configure(&mut config);
+    let double = GatewayDouble::start(config).await.unwrap();
+    let (xdg, system, home) = (
+        root.join("xdg"),
+        root.join("etc-openshell"),
+        root.join("home"),
+    );
+    mkdir(&xdg.join("openshell"), 0o700);
+    mkdir(&system, 0o755);
+    mkdir(&home, 0o755);
+    register_gateway(
+        &xdg.join("openshell"),
+        "double",
+        &double.endpoint(),
+        &Registration::Mtls(&pki),
+    );
+    // SAFETY: set at the start of the test, before threads that read the environment.
+    unsafe {
+        std::env::set_var("XDG_CONFIG_HOME", &xdg);
+        std::env::set_var("OPENSHELL_SYSTEM_GATEWAY_DIR", &system);
+        std::env::set_var("HOME", &home);
+    }
+    double
+}
+
+/// A temporary folder owned by [`FOLDER_OWNER`], as an OpenShell session's grant.
+pub fn owned_folder() -> (tempfile::TempDir, PathBuf) {
+    let work = temp_dir();
+    let path = work.path().canonicalize().unwrap();
+    mkdir(&path, 0o755);
+    std::os::unix::fs::chown(&path, Some(FOLDER_OWNER), Some(FOLDER_OWNER)).unwrap();
+    (work, path)
+}
