@@ -71,6 +71,7 @@ struct RawCredential {
 struct RawOpenshell {
     gateway: Option<String>,
     image: Option<String>,
+    keep: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -151,6 +152,10 @@ pub struct MachineConfig {
     pub openshell_gateway: Option<String>,
     /// The sandbox image OpenShell runs, pinned by digest.
     pub openshell_image: Option<String>,
+    /// Leave OpenShell sandboxes running when their session closes or the process stops
+    /// (`openshell.keep`): a later session with the same id and configuration reuses one,
+    /// and reaping never deletes them. Off by default.
+    pub openshell_keep: bool,
     pub models: ModelsConfig,
     pub approval_mode: ApprovalMode,
     /// MCP servers on the host (`[[connectors]]`): the machine's file only.
@@ -324,6 +329,7 @@ impl MachineConfig {
 
         let openshell_gateway = pick(uo.gateway, dopen.gateway, &user_file).map(|l| l.value);
         let openshell_image = pick(uo.image, dopen.image, &user_file).map(|l| l.value);
+        let openshell_keep = pick(uo.keep, dopen.keep, &user_file).is_some_and(|l| l.value);
         let (provider, provider_explicit) = match pick(us.provider, ds.provider, &user_file) {
             Some(layer) => (
                 provider_kind(&layer.value).ok_or_else(|| {
@@ -519,6 +525,7 @@ impl MachineConfig {
             secrets,
             openshell_gateway,
             openshell_image,
+            openshell_keep,
             models,
             approval_mode,
             connectors,

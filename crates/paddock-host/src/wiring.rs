@@ -321,6 +321,7 @@ pub fn openshell_provider_in(
     )
     .map_err(HostError::Sandbox)?;
     openshell.quarantine_dir = paths.quarantine_dir();
+    openshell.keep = config.openshell_keep;
     let mut environment = environment;
     if let Some(gateway) = &config.openshell_gateway {
         environment = environment.with_var("OPENSHELL_GATEWAY", gateway.clone());

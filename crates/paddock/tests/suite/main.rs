@@ -19,4 +19,5 @@ mod sandbox_check;
 mod sessions;
 mod up;
 mod up_direct;
+mod up_shutdown;
 mod up_support;
