@@ -28,7 +28,7 @@ async fn sigterm_mid_turn_cancels_the_call_commits_everything_and_the_session_re
             sse::stop("tool_use"),
         ]),
     );
-    let mut up = machine.up("warn").await;
+    let up = machine.up("warn").await;
     let folder = machine.folder("stop");
     let info = up
         .post(
