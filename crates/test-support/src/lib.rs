@@ -6,6 +6,7 @@
 
 pub mod binaries;
 pub mod gateway_double;
+pub mod hostile;
 pub mod mcp_server;
 pub mod model_server;
 pub mod pki;

@@ -541,25 +541,7 @@ async fn refused_connections_name_their_programs_everywhere() {
     }
 }
 
-/// Fills the sandbox's process table from a background process that keeps taking every place
-/// that frees (its output goes elsewhere, so the runner leaves it running).
-const GRABBER: &str = r#"python3 - <<'PY'
-import os, time
-fd = os.open('/dev/null', os.O_RDWR)
-for i in (0, 1, 2):
-    os.dup2(fd, i)
-if os.fork() == 0:
-    while True:
-        try:
-            pid = os.fork()
-        except OSError:
-            time.sleep(0.001)
-            continue
-        if pid == 0:
-            time.sleep(100000)
-            os._exit(0)
-PY
-sleep 1; echo started"#;
+const GRABBER: &str = test_support::hostile::PROCESS_GRABBER;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sandbox_held_at_its_process_limit_recovers_and_the_model_is_told() {

@@ -337,27 +337,9 @@ async fn without_a_cgroup_each_process_is_limited() {
     s.close().await.unwrap();
 }
 
-/// Fills the sandbox's process table from a background process whose output goes elsewhere
-/// (so the runner leaves it running, as a shell would): it forks sleepers and, whenever a
-/// place frees, takes it again. Before the wall stopped it, every later command failed with
-/// "cannot start bash: Resource temporarily unavailable".
-pub const GRABBER: &str = r#"python3 - <<'PY'
-import os, time
-fd = os.open('/dev/null', os.O_RDWR)
-for i in (0, 1, 2):
-    os.dup2(fd, i)
-if os.fork() == 0:
-    while True:
-        try:
-            pid = os.fork()
-        except OSError:
-            time.sleep(0.001)
-            continue
-        if pid == 0:
-            time.sleep(100000)
-            os._exit(0)
-PY
-sleep 1; echo started"#;
+/// Before the wall stopped it, every later command failed with "cannot start bash: Resource
+/// temporarily unavailable".
+pub const GRABBER: &str = test_support::hostile::PROCESS_GRABBER;
 
 fn bash_call(command: &str) -> ToolRequest {
     ToolRequest::RunBash(RunBash {
