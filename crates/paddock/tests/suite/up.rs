@@ -383,3 +383,129 @@ async fn planted_keys_and_secrets_show_in_no_log_line_audit_row_api_error_or_eve
         "the key was really refused (and quoted) by the model API"
     );
 }
+
+/// A secret really in use: `paddock up` at trace level on the OpenShell provider (the gateway
+/// double, real gRPC over mTLS), a session given the secret as a gateway provider and a
+/// command reading its placeholder. The value goes to the gateway's provider and nowhere
+/// else: no log line of any crate, no event, no audit row, no API answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_in_use_on_openshell_shows_in_no_log_line_event_or_audit_row() {
+    use std::os::unix::fs::PermissionsExt;
+    use test_support::gateway_double::{
+        DoubleConfig, GatewayDouble, Registration, TestPki, register_gateway,
+    };
+    const SECRET: &str = "ghp_PLANTEDliveSecret0123456789abcdefABCD";
+    const IMAGE: &str = "registry.example/paddock-sandbox@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    let mkdir = |path: &std::path::Path, mode: u32| {
+        std::fs::create_dir_all(path).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    let model = FakeModelServer::start().await.unwrap();
+    let machine = Machine::new(
+        &model,
+        &format!(
+            "[sandbox]\nprovider = \"openshell\"\nsecrets = [\"GITHUB_TOKEN\"]\n[openshell]\ngateway = \"double\"\nimage = \"{IMAGE}\"\n"
+        ),
+    );
+    let root = machine.root.path();
+    let pki = TestPki::generate();
+    let mut config = DoubleConfig::new(root.join("double"));
+    mkdir(&config.state_dir, 0o755);
+    config.tls = Some(pki.clone());
+    let double = GatewayDouble::start(config).await.unwrap();
+    // `paddock up` finds the gateway the way the `openshell` CLI does: its XDG config.
+    let registrations = root.join("config/openshell");
+    mkdir(&registrations, 0o700);
+    register_gateway(
+        &registrations,
+        "double",
+        &double.endpoint(),
+        &Registration::Mtls(&pki),
+    );
+    let system = root.join("etc-openshell");
+    mkdir(&system, 0o755);
+    let mut up = machine
+        .up_with(
+            "trace",
+            &[
+                ("GITHUB_TOKEN", SECRET.as_ref()),
+                ("OPENSHELL_SYSTEM_GATEWAY_DIR", system.as_os_str()),
+            ],
+        )
+        .await;
+    let folder = machine.folder("live-secret");
+    std::os::unix::fs::chown(&folder, Some(1000), Some(1000)).unwrap();
+    let marker = "task use the secret";
+    model.push_for(
+        marker,
+        Reply::tool_call(
+            "env",
+            "run_bash",
+            json!({"command": "printf 'token=%s\\n' \"$GITHUB_TOKEN\""}),
+        ),
+    );
+    model.push_for(marker, Reply::final_text("used it"));
+    let info = up
+        .post(
+            "/v1/sessions",
+            &json!({"folders": [{"path": folder, "access": "read_write"}], "secrets": ["GITHUB_TOKEN"], "approval_mode": "bypass"}),
+            201,
+        )
+        .await;
+    let id = info["id"].as_str().unwrap().to_owned();
+    let mut socket = up.events(&id, 0).await;
+    up.post(
+        &format!("/v1/sessions/{id}/turns"),
+        &json!({"text": marker}),
+        202,
+    )
+    .await;
+    let events = socket
+        .until(|m| matches!(m, EventMsg::TurnFinished { .. }))
+        .await;
+    // The secret was really used: the gateway holds it, the command saw its placeholder.
+    assert!(
+        double
+            .providers()
+            .iter()
+            .any(|p| p.credentials.get("GITHUB_TOKEN").map(String::as_str) == Some(SECRET)),
+        "the gateway's provider holds the secret"
+    );
+    let events_text = serde_json::to_string(&events).unwrap();
+    assert!(
+        events_text.contains("token=openshell:resolve:env:GITHUB_TOKEN"),
+        "{events_text}"
+    );
+    let export = up
+        .client
+        .get(format!("{}/v1/audit/export", up.base))
+        .bearer_auth(&up.token)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let answers = [
+        up.get(&format!("/v1/sessions/{id}")).await.to_string(),
+        up.get("/v1/settings").await.to_string(),
+        up.get("/v1/audit?limit=500").await.to_string(),
+    ];
+    up.post(&format!("/v1/sessions/{id}/close"), &json!({}), 200)
+        .await;
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let log = up.log_lines();
+    assert!(log.len() > 10, "trace logging produced lines: {log:?}");
+    let (rest, status) = up.stop().await;
+    assert!(status.success(), "{rest:?}");
+    for (what, text) in [
+        ("events", events_text),
+        ("audit export", export),
+        ("API answers", answers.join("\n")),
+        ("log", log.join("\n")),
+        ("stdout", rest.join("\n")),
+    ] {
+        assert!(!text.contains(SECRET), "the secret shows in the {what}");
+        assert!(!text.contains(KEY), "the model key shows in the {what}");
+    }
+}

@@ -76,7 +76,13 @@ impl Machine {
 
     /// Starts `paddock up` on an ephemeral loopback port and waits until it is ready.
     pub async fn up(&self, log: &str) -> Up {
+        self.up_with(log, &[]).await
+    }
+
+    /// [`Machine::up`] with more environment variables for the process.
+    pub async fn up_with(&self, log: &str, env: &[(&str, &std::ffi::OsStr)]) -> Up {
         let mut command = self.command(&["up", "--listen", "127.0.0.1:0"]);
+        command.envs(env.iter().copied());
         command
             .env("PADDOCK_LOG", log)
             .stdout(Stdio::piped())
