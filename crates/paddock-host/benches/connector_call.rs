@@ -131,7 +131,11 @@ async fn host_round(
     machine.model.push(Reply::final_text("Done."));
     let after = machine.host.last_event_seq(&machine.session).await.unwrap();
     let mut events = machine.host.events(&machine.session, after);
-    machine.host.send_turn(&machine.session, "look up").unwrap();
+    machine
+        .host
+        .send_turn(&machine.session, "look up")
+        .await
+        .unwrap();
     let mut requested: HashMap<String, Instant> = HashMap::new();
     let mut per_call = Vec::new();
     let mut steps = Vec::new();

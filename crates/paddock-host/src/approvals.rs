@@ -65,7 +65,7 @@ impl Host {
                     .find(|a| a.id == approval_id)
                     .cloned()
                     .ok_or_else(|| not_found("session"))?;
-                if let Ok(running) = self.live_session(id) {
+                if let Ok(running) = self.live_session(id).await {
                     running.session.submit(Op::RevokeApproval {
                         approval_id: approval_id.to_owned(),
                     })?;

@@ -189,7 +189,7 @@ impl Host {
             .await?;
         }
         if let Some(session_id) = session_id {
-            self.allow_host_for_session(session_id, host)?;
+            self.allow_host_for_session(session_id, host).await?;
         }
         Ok(())
     }

@@ -235,13 +235,17 @@ impl Host {
             .cloned()
     }
 
-    /// The session this process runs, or why it cannot be driven from here.
-    pub(crate) fn live_session(&self, id: &str) -> Result<Arc<Running>, HostError> {
+    /// The session this process runs, or why it cannot be driven from here: another
+    /// process runs it, it is stored but not running, or there is no such session.
+    pub(crate) async fn live_session(&self, id: &str) -> Result<Arc<Running>, HostError> {
         if let Some(running) = self.running(id) {
             return Ok(running);
         }
         if self.inner.leases.is_held(id) {
             return Err(HostError::SessionBusy { id: id.to_owned() });
+        }
+        if self.inner.store.load(id).await?.is_none() {
+            return Err(HostError::SessionNotFound { id: id.to_owned() });
         }
         Err(HostError::SessionNotRunning { id: id.to_owned() })
     }
@@ -335,7 +339,7 @@ impl Host {
     /// Closes a session this process runs: the running turn is cancelled, the sandbox torn
     /// down; the session stays stored.
     pub async fn close_session(&self, id: &str) -> Result<SessionInfo, HostError> {
-        let running = self.live_session(id)?;
+        let running = self.live_session(id).await?;
         running.session.submit(Op::Close)?;
         running.session.closed().await;
         self.inner
@@ -422,11 +426,11 @@ impl Host {
             Op::Approval { call_id, decision } => {
                 self.decide_approval(session_id, &call_id, decision).await
             }
-            Op::AllowHost { host } => self.allow_host_for_session(session_id, &host),
-            Op::GrantFolder { grant } => self.grant_folder(session_id, &grant),
+            Op::AllowHost { host } => self.allow_host_for_session(session_id, &host).await,
+            Op::GrantFolder { grant } => self.grant_folder(session_id, &grant).await,
             Op::Close => self.close_session(session_id).await.map(|_| ()),
             op => {
-                let running = self.live_session(session_id)?;
+                let running = self.live_session(session_id).await?;
                 running.session.submit_with_id(Submission {
                     id: submission.id,
                     op,
@@ -437,19 +441,20 @@ impl Host {
     }
 
     /// Sends the user's next message; returns the submission id.
-    pub fn send_turn(&self, session_id: &str, text: &str) -> Result<String, HostError> {
+    pub async fn send_turn(&self, session_id: &str, text: &str) -> Result<String, HostError> {
         if text.trim().is_empty() {
             return Err(HostError::invalid("text", "the message is empty"));
         }
-        let running = self.live_session(session_id)?;
+        let running = self.live_session(session_id).await?;
         Ok(running.session.submit(Op::UserTurn {
             text: text.to_owned(),
         })?)
     }
 
     /// Cancels the running turn (model stream, running calls, pending approvals).
-    pub fn interrupt(&self, session_id: &str) -> Result<(), HostError> {
-        self.live_session(session_id)?
+    pub async fn interrupt(&self, session_id: &str) -> Result<(), HostError> {
+        self.live_session(session_id)
+            .await?
             .session
             .submit(Op::Interrupt)?;
         Ok(())
@@ -457,20 +462,25 @@ impl Host {
 
     /// Adds (or changes the access of) a folder of a live session; a live sandbox is rebuilt
     /// and the agent told.
-    pub fn grant_folder(&self, session_id: &str, grant: &FolderGrant) -> Result<(), HostError> {
+    pub async fn grant_folder(
+        &self,
+        session_id: &str,
+        grant: &FolderGrant,
+    ) -> Result<(), HostError> {
         let grant = check_folder(0, grant).map_err(|e| match e {
             HostError::InvalidRequest { problem, .. } => HostError::invalid("path", problem),
             other => other,
         })?;
-        self.live_session(session_id)?
+        self.live_session(session_id)
+            .await?
             .session
             .submit(Op::GrantFolder { grant })?;
         Ok(())
     }
 
     /// Removes a folder from a live session.
-    pub fn revoke_folder(&self, session_id: &str, path: &str) -> Result<(), HostError> {
-        let running = self.live_session(session_id)?;
+    pub async fn revoke_folder(&self, session_id: &str, path: &str) -> Result<(), HostError> {
+        let running = self.live_session(session_id).await?;
         if !running
             .session
             .settings()
@@ -490,9 +500,14 @@ impl Host {
     }
 
     /// Allows `host` for the rest of a live session.
-    pub fn allow_host_for_session(&self, session_id: &str, host: &str) -> Result<(), HostError> {
+    pub async fn allow_host_for_session(
+        &self,
+        session_id: &str,
+        host: &str,
+    ) -> Result<(), HostError> {
         agent::check_host(host).map_err(|p| HostError::invalid("host", p))?;
-        self.live_session(session_id)?
+        self.live_session(session_id)
+            .await?
             .session
             .submit(Op::AllowHost {
                 host: host.to_owned(),
@@ -513,7 +528,7 @@ impl Host {
         call_id: &str,
         decision: ApprovalDecision,
     ) -> Result<(), HostError> {
-        let running = self.live_session(session_id)?;
+        let running = self.live_session(session_id).await?;
         let Some(pending) = self.inner.inbox.take(session_id, call_id) else {
             return Err(HostError::ApprovalNotPending {
                 session_id: session_id.to_owned(),
@@ -533,7 +548,8 @@ impl Host {
     /// The network rules a live session's sandbox drafted from denied connections.
     pub async fn drafted_rules(&self, session_id: &str) -> Result<Vec<DraftedRule>, HostError> {
         Ok(self
-            .live_session(session_id)?
+            .live_session(session_id)
+            .await?
             .session
             .drafted_rules()
             .await?)
@@ -548,7 +564,8 @@ impl Host {
         reason: Option<String>,
     ) -> Result<DraftedRule, HostError> {
         Ok(self
-            .live_session(session_id)?
+            .live_session(session_id)
+            .await?
             .session
             .decide_drafted_rule(rule_id, approve, reason)
             .await?)

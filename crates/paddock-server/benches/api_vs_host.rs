@@ -132,7 +132,7 @@ async fn through_host(paths: &Paths, folders: &[PathBuf], prefix: &str) -> (Vec<
                 .await
                 .unwrap();
             let mut events = host.events(&info.id, 0);
-            host.send_turn(&info.id, &marker).unwrap();
+            host.send_turn(&info.id, &marker).await.unwrap();
             let mut seen = Seen {
                 gaps: Vec::new(),
                 events: Vec::new(),

@@ -210,7 +210,7 @@ pub async fn run(options: RunOptions, host: &Host) -> anyhow::Result<ExitCode> {
     let mut record = std::fs::File::create(record_dir.join("events.jsonl"))
         .with_context(|| format!("creating {}", record_dir.join("events.jsonl").display()))?;
     let mut events = host.events(&id, after);
-    host.send_turn(&id, &options.task)?;
+    host.send_turn(&id, &options.task).await?;
 
     let mut outcome: Option<TurnStopReason> = None;
     let mut interrupted = false;
@@ -221,7 +221,7 @@ pub async fn run(options: RunOptions, host: &Host) -> anyhow::Result<ExitCode> {
             _ = tokio::signal::ctrl_c(), if !interrupted => {
                 interrupted = true;
                 warn("interrupting…");
-                host.interrupt(&id)?;
+                host.interrupt(&id).await?;
                 continue;
             }
         };

@@ -28,13 +28,16 @@ pub async fn grant(
     ApiPath(id): ApiPath<String>,
     ApiJson(request): ApiJson<GrantRequest>,
 ) -> ApiResult<(StatusCode, Json<Accepted>)> {
-    state.host.grant_folder(
-        &id,
-        &FolderGrant {
-            path: request.path,
-            access: request.access,
-        },
-    )?;
+    state
+        .host
+        .grant_folder(
+            &id,
+            &FolderGrant {
+                path: request.path,
+                access: request.access,
+            },
+        )
+        .await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(Accepted {
@@ -52,7 +55,7 @@ pub async fn revoke(
     ApiPath(id): ApiPath<String>,
     ApiJson(request): ApiJson<RevokeRequest>,
 ) -> ApiResult<(StatusCode, Json<Accepted>)> {
-    state.host.revoke_folder(&id, &request.path)?;
+    state.host.revoke_folder(&id, &request.path).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(Accepted {

@@ -75,7 +75,12 @@ pub async fn allow(
     ApiJson(request): ApiJson<AllowHostRequest>,
 ) -> ApiResult<(StatusCode, Json<Accepted>)> {
     match request.scope {
-        HostScope::Session => state.host.allow_host_for_session(&id, &request.host)?,
+        HostScope::Session => {
+            state
+                .host
+                .allow_host_for_session(&id, &request.host)
+                .await?
+        }
         HostScope::Machine => {
             state
                 .host

@@ -25,7 +25,7 @@ pub async fn send(
     ApiPath(id): ApiPath<String>,
     ApiJson(request): ApiJson<TurnRequest>,
 ) -> ApiResult<(StatusCode, Json<Accepted>)> {
-    let submission_id = state.host.send_turn(&id, &request.text)?;
+    let submission_id = state.host.send_turn(&id, &request.text).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(Accepted {
@@ -41,7 +41,7 @@ pub async fn interrupt(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult<(StatusCode, Json<Accepted>)> {
-    state.host.interrupt(&id)?;
+    state.host.interrupt(&id).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(Accepted {

@@ -18,6 +18,7 @@ mod events;
 mod keys;
 mod network_openshell;
 mod reaping_openshell;
+mod resources;
 mod secrets_openshell;
 mod sessions;
 mod settings;

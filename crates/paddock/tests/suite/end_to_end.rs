@@ -90,7 +90,9 @@ async fn a_host_turn_writes_through_the_local_wall_and_the_chain_verifies() {
         .await
         .unwrap();
     let mut events = host.events(&session.id, 0);
-    host.send_turn(&session.id, "write hello.txt").unwrap();
+    host.send_turn(&session.id, "write hello.txt")
+        .await
+        .unwrap();
     let mut enforcement = None;
     let finished = loop {
         let event = tokio::time::timeout(Duration::from_secs(120), events.next())

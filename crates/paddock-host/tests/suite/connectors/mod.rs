@@ -211,7 +211,7 @@ pub async fn run_turn(
 ) -> Vec<Event> {
     let after = machine.host.last_event_seq(session).await.unwrap();
     let mut events: EventStream = machine.host.events(session, after);
-    machine.host.send_turn(session, text).unwrap();
+    machine.host.send_turn(session, text).await.unwrap();
     let mut seen = Vec::new();
     loop {
         let event = tokio::time::timeout(WAIT, events.next())
