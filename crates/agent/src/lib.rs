@@ -10,6 +10,7 @@
 //! composition root) and [`SessionStore`] (the SQLite store lives in `session-store`).
 
 mod approval_gate;
+mod call_outcome;
 mod config;
 mod error;
 mod event_bus;

@@ -14,7 +14,6 @@ use tool_protocol::ToolRequest;
 
 use crate::approval_gate::session_cwd;
 use crate::event_bus::{SessionEvents, SinkError};
-use crate::shared::Shared;
 
 /// What the model is told when a write of a protected path failed inside (or when a command
 /// hit a read-only protected path).
@@ -52,7 +51,7 @@ pub(crate) fn is_protected_write(kind: SafetyCheckKind) -> bool {
 /// The protected path a file-tool call writes, when it writes one: such a call runs on the
 /// host, outside the wall (it is read-only inside).
 pub(crate) fn host_write_path(
-    shared: &Shared,
+    settings: &protocol::SessionSettings,
     files: &ProtectedFiles,
     request: &ToolRequest,
 ) -> Option<String> {
@@ -62,7 +61,7 @@ pub(crate) fn host_write_path(
         ToolRequest::Delete(r) => &r.path,
         _ => return None,
     };
-    let cwd = session_cwd(&shared.state().settings);
+    let cwd = session_cwd(settings);
     let absolute = resolve(&cwd, path);
     files.is_protected(Path::new(&absolute)).then_some(absolute)
 }
@@ -82,23 +81,12 @@ pub(crate) async fn host_write(
     }
 }
 
-/// Sweeps for protected paths created since the last sweep; each one found is reported (a
-/// durable event, so audited) and the model gets a note. `call_id`: the call after which the
-/// sweep runs (none at turn end and close).
-pub(crate) async fn sweep(
-    shared: &Shared,
-    turn_id: Option<&str>,
-    call_id: Option<&str>,
-    files: Arc<ProtectedFiles>,
-) -> Result<(), SinkError> {
-    let shown = sweep_and_report(&shared.events, turn_id, call_id, files).await?;
-    if !shown.is_empty() {
-        shared.state().notes.push(format!(
-            "files the host runs later were created or replaced and undone: {}. {READ_ONLY_NOTE}",
-            shown.join("; ")
-        ));
-    }
-    Ok(())
+/// The model's note about protected paths a sweep found and undid (`shown`, one line each).
+pub(crate) fn undone_note(shown: &[String]) -> String {
+    format!(
+        "files the host runs later were created or replaced and undone: {}. {READ_ONLY_NOTE}",
+        shown.join("; ")
+    )
 }
 
 /// Sweeps and reports each change as an event; returns them in one line each.

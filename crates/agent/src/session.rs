@@ -401,7 +401,7 @@ impl Actor {
         // one left behind is found here.
         match self.shared.slot.close(&self.shared.events).await {
             Ok(Some(files)) => {
-                if let Err(e) = crate::protected::sweep(&self.shared, None, None, files).await {
+                if let Err(e) = self.shared.sweep_protected(None, None, files).await {
                     tracing::warn!(session = %self.shared.id, "recording the sweep at close failed: {e}");
                 }
             }

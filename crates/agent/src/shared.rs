@@ -9,11 +9,12 @@ use std::sync::{Mutex, PoisonError};
 use approvals::{StandingApproval, StandingApprovals};
 use model_client::{ContentBlock, Message, ModelClient, Role};
 use protocol::{ApprovalDecision, SessionSettings};
+use sandbox_provider::protected::ProtectedFiles;
 use std::sync::Arc;
 use tokio::sync::oneshot;
 
 use crate::config::AgentConfig;
-use crate::event_bus::SessionEvents;
+use crate::event_bus::{SessionEvents, SinkError};
 use crate::sandbox_slot::SandboxSlot;
 use crate::session_store::SessionStore;
 use crate::tools::ToolRegistry;
@@ -80,6 +81,25 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// Sweeps for protected paths created since the last sweep; each one found is reported
+    /// (a durable event, so audited) and the model gets a note. `call_id`: the call after
+    /// which the sweep runs (none at turn end and close).
+    pub(crate) async fn sweep_protected(
+        &self,
+        turn_id: Option<&str>,
+        call_id: Option<&str>,
+        files: Arc<ProtectedFiles>,
+    ) -> Result<(), SinkError> {
+        let shown =
+            crate::protected::sweep_and_report(&self.events, turn_id, call_id, files).await?;
+        if !shown.is_empty() {
+            self.state()
+                .notes
+                .push(crate::protected::undone_note(&shown));
+        }
+        Ok(())
+    }
+
     pub(crate) fn state(&self) -> std::sync::MutexGuard<'_, SessionState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }

@@ -6,11 +6,11 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::approval_gate::{self, Files, Gate, GateDecision, GateVerdict};
+use crate::call_outcome::ModelCall;
 use crate::event_bus::SinkError;
 use crate::protected;
 use crate::shared::Shared;
 use crate::standing;
-use crate::tool_call::ModelCall;
 use crate::tools::{CallTarget, PreparedCall};
 
 /// How the approval of a call ended.

@@ -9,13 +9,13 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tool_protocol::ToolRequest;
 
+use crate::call_outcome::{
+    CallOutcome, Finish, ModelCall, PhaseEnd, finish, finish_unrun, sink_failed,
+};
 use crate::protected;
 use crate::sandbox_slot::{SlotError, wall_request};
 use crate::session_files;
 use crate::shared::Shared;
-use crate::tool_call::{
-    CallOutcome, Finish, ModelCall, PhaseEnd, finish, finish_unrun, sink_failed,
-};
 use crate::tools::{
     CallTarget, HostTool, HostToolError, PreparedCall, RenderedResult, ToolEffect, render_error,
     render_result,
@@ -161,7 +161,7 @@ async fn in_sandbox(
     let files = sandbox.protected().cloned();
     let host_path = files
         .as_ref()
-        .and_then(|f| protected::host_write_path(shared, f, &request));
+        .and_then(|f| protected::host_write_path(&shared.state().settings, f, &request));
     let enforcement = if host_path.is_some() {
         EnforcementLevel::Host
     } else {
@@ -223,7 +223,7 @@ async fn in_sandbox(
         .is_some_and(|d| d.effect != ToolEffect::Read);
     if writes
         && let Some(files) = files
-        && let Err(e) = protected::sweep(shared, tid, Some(&call.id), files).await
+        && let Err(e) = shared.sweep_protected(tid, Some(&call.id), files).await
     {
         return sink_failed(call, e);
     }

@@ -9,9 +9,10 @@ use model_client::{ContentBlock, Message, ModelError, ModelEvent, ModelRequest, 
 use protocol::{ErrorCode, EventMsg, FolderAccess, SessionSettings, TurnStopReason};
 use tokio_util::sync::CancellationToken;
 
+use crate::call_outcome::{ModelCall, PhaseEnd};
 use crate::event_bus::SinkError;
 use crate::shared::{Shared, push_user_blocks};
-use crate::tool_call::{self, ModelCall, PhaseEnd};
+use crate::tool_call;
 
 /// How a model step ended.
 enum StepEnd {
@@ -78,7 +79,7 @@ pub(crate) async fn run_turn(
     }
     // A process a command left running may have planted something since the last call.
     if let Some(files) = shared.slot.protected().await
-        && let Err(e) = crate::protected::sweep(&shared, Some(&turn_id), None, files).await
+        && let Err(e) = shared.sweep_protected(Some(&turn_id), None, files).await
     {
         tracing::error!(session = %shared.id, "recording the sweep at turn end failed: {e}");
     }

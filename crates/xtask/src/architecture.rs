@@ -5,7 +5,9 @@
 //! * every workspace crate has a row in the layer table, and every row is a crate;
 //! * a crate depends (normal and build dependencies) only on crates of lower layers, never on
 //!   a `dev` crate; dev-dependencies stay at or below the crate's own layer, or are `dev`;
-//! * the document's edge list is exactly the graph's normal dependencies.
+//! * the document's edge list is exactly the graph's normal dependencies;
+//! * the crates it lists as "Modules import one way in" have no import loop between their
+//!   modules (`module_cycles`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -182,6 +184,33 @@ pub fn problems(document: &str, metadata: &Json) -> Result<Vec<String>, String> 
     Ok(problems)
 }
 
+/// The import loops inside the crates the document lists as importing one way.
+fn module_loops(document: &str, metadata: &Json) -> Result<Vec<String>, String> {
+    let packages = metadata.get("packages").map_or(&[][..], Json::as_list);
+    let mut problems = Vec::new();
+    for name in crate::module_cycles::one_way_crates(document) {
+        let manifest = packages
+            .iter()
+            .find(|p| p.get("name").and_then(Json::as_str) == Some(name.as_str()))
+            .and_then(|p| p.get("manifest_path").and_then(Json::as_str))
+            .ok_or_else(|| {
+                format!("the document lists `{name}` as importing one way, which is not a crate")
+            })?;
+        let src = Path::new(manifest)
+            .parent()
+            .unwrap_or(Path::new("."))
+            .join("src");
+        let graph = crate::module_cycles::graph(&src)?;
+        for part in crate::module_cycles::cycles(&graph) {
+            problems.push(format!(
+                "`{name}`: the modules {} import each other (a loop)",
+                part.join(", ")
+            ));
+        }
+    }
+    Ok(problems)
+}
+
 fn describe(layer: Layer) -> String {
     match layer {
         Layer::Number(n) => format!("layer {n}"),
@@ -214,7 +243,8 @@ pub fn check(root: &Path) -> Result<(), String> {
     let path = root.join("docs").join("architecture.md");
     let document =
         std::fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
-    let problems = problems(&document, &metadata)?;
+    let mut problems = problems(&document, &metadata)?;
+    problems.extend(module_loops(&document, &metadata)?);
     if problems.is_empty() {
         println!("docs/architecture.md matches the crate graph");
         Ok(())

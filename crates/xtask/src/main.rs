@@ -12,6 +12,7 @@ mod bench_smoke;
 mod desktop;
 mod fuzz_smoke;
 mod json;
+mod module_cycles;
 mod system;
 mod tasks;
 mod ui;
