@@ -152,6 +152,8 @@ pub struct LayoutInput<'a> {
     pub bridge_token: &'a str,
     /// Files the host runs later, inside the read-write folders (parents first).
     pub protected: &'a [ProtectedMount],
+    /// Tests only ([`super::LocalConfig::test_unscoped_signals`]).
+    pub unscoped_signals: bool,
 }
 
 /// The environment of the sandbox's main process (and so of every command it runs).
@@ -205,6 +207,11 @@ pub fn render(input: &LayoutInput<'_>) -> std::io::Result<Rendered> {
         "--unshare-uts",
     ]);
     b.arg(&["--unshare-cgroup-try"]);
+    // The launcher, and so the runner it becomes, is the PID namespace's first process (no
+    // reaper of bubblewrap's): the kernel delivers it no signal from the commands, whichever
+    // of its threads they aim at, on every kernel (Landlock scopes signals only from 6.12).
+    // The runner reaps what its commands leave behind.
+    b.arg(&["--as-pid-1"]);
     b.arg(&["--uid", &id.uid.to_string(), "--gid", &id.gid.to_string()]);
     if input.disable_userns {
         b.arg(&["--disable-userns"]);
@@ -289,6 +296,9 @@ pub fn render(input: &LayoutInput<'_>) -> std::io::Result<Rendered> {
     let mut runner = vec![RUNNER_INSIDE.to_owned()];
     runner.extend(runner_args("serve", Some(socket), input.request));
     runner.push("--exit-on-stdin-eof".to_owned());
+    if input.unscoped_signals {
+        runner.push("--test-unscoped-signals".to_owned());
+    }
     b.arg(&["--", WALL_INSIDE, "inner", "--config", CONFIG_INSIDE, "--"]);
     b.args.extend(runner);
 

@@ -84,6 +84,7 @@ fn render_for(root: &Path, dirs: &HostDirs, request: &SandboxRequest) -> Rendere
         credential_env: BTreeMap::new(),
         bridge_token: "00112233445566778899aabbccddeeff",
         protected: &[],
+        unscoped_signals: false,
     })
     .unwrap()
 }
@@ -207,6 +208,8 @@ fn grants_mount_at_their_paths_with_matching_rules() {
             && args.contains("--unshare-net")
             && args.contains("--disable-userns")
     );
+    // The runner is the PID namespace's first process (no signal from inside reaches it).
+    assert!(args.contains("--unshare-cgroup-try --as-pid-1"), "{args}");
     assert!(args.contains("--remount-ro /"));
     assert!(
         args.ends_with("--cwd /work/a/b --exit-on-stdin-eof"),

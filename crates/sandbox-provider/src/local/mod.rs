@@ -101,6 +101,10 @@ pub struct LocalConfig {
     /// Where the walls' cgroups are made; `None` (production): found for this process
     /// ([`CgroupSupport::this_process`]). Tests set `Unavailable` to try the fallback.
     pub cgroup_support: Option<CgroupSupport>,
+    /// Tests only: the runner gives its commands no Landlock signal scope (its
+    /// `--test-unscoped-signals`), as on a kernel before 6.12, so the attack suite shows
+    /// what else keeps signals off the runner. Never set outside tests.
+    pub test_unscoped_signals: bool,
 }
 
 impl LocalConfig {
@@ -129,6 +133,7 @@ impl LocalConfig {
             proxy_limits: ProxyLimits::default(),
             limits: LimitSettings::default(),
             cgroup_support: None,
+            test_unscoped_signals: false,
         }
     }
 }
@@ -391,6 +396,7 @@ impl LocalProvider {
             credential_env,
             bridge_token: bridge_token.as_hex(),
             protected: &protected.mounts(),
+            unscoped_signals: c.test_unscoped_signals,
         })
         .map_err(|e| ProviderError::io("reading the host's system folders", e))?;
         rendered.config.rlimits = resources.rlimits.clone();

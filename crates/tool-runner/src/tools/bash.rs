@@ -97,7 +97,7 @@ pub fn run_bash(ctx: &CallContext<'_>, args: &RunBash) -> Result<RunBashResult, 
     thread::Builder::new()
         .name("bash-wait".into())
         .spawn(move || {
-            let _ = exit_tx.send(child.wait());
+            let _ = exit_tx.send(crate::confine::wait(child));
         })
         .map_err(|e| ToolError::internal(format!("cannot start a thread: {e}")))?;
 
