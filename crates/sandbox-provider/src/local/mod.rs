@@ -44,7 +44,7 @@ pub use wall_sandbox::LocalSandbox;
 
 use crate::error::ProviderError;
 use crate::grant_pins::{PinnedGrant, pin_grants};
-use crate::local::layout::{GrantMount, HostDirs, LayoutInput};
+use crate::local::layout::{GrantMount, HostDirs, LayoutInput, ProtectedBind};
 use crate::local::proxy::{
     BridgeToken, DenialLog, ProxyConfig, ProxyLimits, ProxyStats, Resolver, SystemResolver,
     raise_descriptor_limit,
@@ -356,6 +356,21 @@ impl LocalProvider {
                 identity: p.identity(),
             })
             .collect();
+        // The protected paths the walk found, pinned now and mounted by handle after the
+        // grants' descriptors, the same way.
+        let first_protected_fd =
+            GRANT_FD_BASE.saturating_add(i32::try_from(grant_mounts.len()).unwrap_or(i32::MAX));
+        let protected_binds: Vec<ProtectedBind> =
+            crate::grant_pins::pin_protected(protected.mounts())?
+                .into_iter()
+                .zip(first_protected_fd..)
+                .map(|(p, fd)| ProtectedBind {
+                    path: p.mount.path.display().to_string(),
+                    read_only: p.mount.read_only,
+                    fd,
+                    identity: p.identity,
+                })
+                .collect();
 
         let enabled = crate::credentials::enabled_entries(
             &c.credentials,
@@ -395,7 +410,7 @@ impl LocalProvider {
             disable_userns: preflight.disable_userns(),
             credential_env,
             bridge_token: bridge_token.as_hex(),
-            protected: &protected.mounts(),
+            protected: &protected_binds,
             unscoped_signals: c.test_unscoped_signals,
         })
         .map_err(|e| ProviderError::io("reading the host's system folders", e))?;
@@ -441,6 +456,14 @@ impl LocalProvider {
             };
             command.args(["--grant", &pin.to_arg()]);
         }
+        for bind in &protected_binds {
+            let pin = paddock_wall::launch::GrantPin {
+                fd: bind.fd,
+                identity: bind.identity,
+                path: bind.path.clone(),
+            };
+            command.args(["--protected", &pin.to_arg()]);
+        }
         command
             .arg("--")
             .arg(&c.bwrap)
@@ -485,18 +508,25 @@ impl LocalProvider {
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .join("; ");
-                if tail.contains("the wall refuses to start: granted folder") {
-                    // The launcher found a grant that is no longer the pinned folder.
+                if tail.contains("the wall refuses to start: granted folder")
+                    || tail.contains("the wall refuses to start: protected path")
+                {
+                    // The launcher found a grant or a protected path that is no longer what
+                    // the host pinned, or not mounted where it must be.
                     return Err(ProviderError::InvalidRequest(tail));
                 }
-                if tail.contains("Race condition binding dirfd") {
-                    // bubblewrap mounts a pinned folder by the path its handle resolves to,
-                    // then checks the mount is that folder: it was swapped in between.
+                if tail.contains("Race condition binding dirfd")
+                    || layout::swapped_source(&tail, &rendered.bwrap_args)
+                {
+                    // bubblewrap mounts a pinned folder or file by the path its handle
+                    // resolves to, then checks the mount is that one: it was swapped in
+                    // between (or the path named nothing any more when it looked).
                     let folders: Vec<&str> =
                         request.folders.iter().map(|f| f.path.as_str()).collect();
                     return Err(ProviderError::InvalidRequest(format!(
-                        "a granted folder ({}) was replaced by another while the wall started \
-                         (bubblewrap: {tail}); nothing was mounted",
+                        "a granted folder, or a protected path in one ({}), was replaced by \
+                         another while the wall started (bubblewrap: {tail}); the wall did not \
+                         start",
                         folders.join(", ")
                     )));
                 }
