@@ -100,6 +100,21 @@ pub struct GrantIdentity {
     pub path: String,
     pub device: u64,
     pub inode: u64,
+    /// Mounted read-only (the launcher checks the mount is).
+    #[serde(default)]
+    pub read_only: bool,
+}
+
+/// A protected path the host mounts over a read-write grant, as it pinned it: inside the wall
+/// the launcher opens `path` following no link and refuses to start unless it finds this
+/// device and inode, as the root of a mount of its own, read-only when `read_only` (a git
+/// directory bound onto itself is read-write).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProtectedIdentity {
+    pub path: String,
+    pub device: u64,
+    pub inode: u64,
+    pub read_only: bool,
 }
 
 /// Everything `paddock-wall inner` needs to finish the wall and start the sandbox's main process.
@@ -121,6 +136,10 @@ pub struct WallConfig {
     /// these paths are made from the same handles).
     #[serde(default)]
     pub grants: Vec<GrantIdentity>,
+    /// The protected paths mounted over the read-write grants, checked from inside after the
+    /// grants.
+    #[serde(default)]
+    pub protected: Vec<ProtectedIdentity>,
 }
 
 impl WallConfig {
@@ -161,6 +180,12 @@ impl WallConfig {
             return Err(WallError::Config(format!(
                 "granted folder {:?} is not absolute",
                 grant.path
+            )));
+        }
+        if let Some(path) = self.protected.iter().find(|p| !p.path.starts_with('/')) {
+            return Err(WallError::Config(format!(
+                "protected path {:?} is not absolute",
+                path.path
             )));
         }
         if !self.cwd.starts_with('/') {
@@ -213,6 +238,13 @@ mod tests {
                 path: "/work".into(),
                 device: 1,
                 inode: 2,
+                read_only: false,
+            }],
+            protected: vec![ProtectedIdentity {
+                path: "/work/.git/hooks".into(),
+                device: 1,
+                inode: 3,
+                read_only: true,
             }],
         }
     }
@@ -248,6 +280,11 @@ mod tests {
         }
         let err = WallConfig::from_json(&weak.to_json()).unwrap_err();
         assert!(err.to_string().contains("bridge token"), "{err}");
+
+        let mut protected = sample();
+        protected.protected[0].path = ".git/hooks".into();
+        let err = WallConfig::from_json(&protected.to_json()).unwrap_err();
+        assert!(err.to_string().contains("protected path"), "{err}");
 
         let err = WallConfig::from_json("{").unwrap_err();
         assert!(err.to_string().contains("unreadable"), "{err}");

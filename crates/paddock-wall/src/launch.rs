@@ -18,15 +18,16 @@ use std::process::Command;
 use crate::bridge;
 use std::collections::BTreeMap;
 
-use crate::config::{GrantIdentity, WallConfig};
+use crate::config::{GrantIdentity, ProtectedIdentity, WallConfig};
 use crate::error::WallError;
 use crate::landlock_rules;
 use crate::pinned;
 use crate::privileges::{self, Forked};
 use crate::seccomp_policy;
 
-/// A granted folder `outer` opens for bubblewrap: at descriptor `fd`, which must be the folder
-/// with this device and inode (the ones the host pinned).
+/// A granted folder (or a protected path over a grant) `outer` opens for bubblewrap: at
+/// descriptor `fd`, which must be the folder or file with this device and inode (the ones the
+/// host pinned).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GrantPin {
     pub fd: i32,
@@ -42,7 +43,7 @@ impl GrantPin {
             parts
                 .next()
                 .and_then(|p| p.parse().ok())
-                .ok_or_else(|| format!("--grant {text:?}: {what} is not a number"))
+                .ok_or_else(|| format!("{text:?}: {what} is not a number"))
         };
         let fd = number("the descriptor")?;
         let device = number("the device")?;
@@ -50,11 +51,11 @@ impl GrantPin {
         let fd = i32::try_from(fd)
             .ok()
             .filter(|fd| *fd > 2)
-            .ok_or_else(|| format!("--grant {text:?}: descriptor {fd} is not above 2"))?;
+            .ok_or_else(|| format!("{text:?}: descriptor {fd} is not above 2"))?;
         let path = parts
             .next()
             .filter(|p| p.starts_with('/'))
-            .ok_or_else(|| format!("--grant {text:?}: the path is not absolute"))?;
+            .ok_or_else(|| format!("{text:?}: the path is not absolute"))?;
         Ok(Self {
             fd,
             identity: pinned::FolderIdentity { device, inode },
@@ -72,8 +73,8 @@ impl GrantPin {
 
 /// Opens each grant following no link, refuses one whose identity is not the pinned one, and
 /// places it at its descriptor, inherited by the program `outer` execs (bubblewrap mounts it
-/// by that descriptor).
-fn open_grants(grants: &[GrantPin]) -> Result<(), WallError> {
+/// by that descriptor). Then the same for each protected path (a file or a folder).
+fn open_pins(grants: &[GrantPin], protected: &[GrantPin]) -> Result<(), WallError> {
     let mut opened = Vec::new();
     for grant in grants {
         let folder = pinned::open_folder(&grant.path)
@@ -85,23 +86,35 @@ fn open_grants(grants: &[GrantPin]) -> Result<(), WallError> {
                 grant.path, folder.identity, grant.identity
             )));
         }
-        opened.push(folder);
+        opened.push(folder.fd);
     }
+    for path in protected {
+        let entry = pinned::open_entry(&path.path).map_err(protected_refusal)?;
+        if entry.identity != path.identity {
+            return Err(WallError::Refused(format!(
+                "protected path {}: it is now {}, not what the host found ({}); it was replaced \
+                 while the wall started",
+                path.path, entry.identity, path.identity
+            )));
+        }
+        opened.push(entry.fd);
+    }
+    let pins: Vec<&GrantPin> = grants.iter().chain(protected).collect();
     // Targets first checked free of the sources (they are small numbers, the targets large).
-    for (grant, folder) in grants.iter().zip(&opened) {
+    for (pin, fd) in pins.iter().zip(&opened) {
         use std::os::fd::AsRawFd;
-        if opened.iter().any(|o| o.fd.as_raw_fd() == grant.fd) {
+        if opened.iter().any(|o| o.as_raw_fd() == pin.fd) {
             return Err(WallError::Config(format!(
-                "--grant descriptor {} is already in use",
-                grant.fd
+                "pinned descriptor {} is already in use",
+                pin.fd
             )));
         }
         // SAFETY: dup2 on two integers; the new descriptor is left open for the exec (dup2
         // clears close-on-exec on it), the source is closed when `opened` drops.
-        if unsafe { libc::dup2(folder.fd.as_raw_fd(), grant.fd) } < 0 {
+        if unsafe { libc::dup2(fd.as_raw_fd(), pin.fd) } < 0 {
             return Err(WallError::last_os(format!(
                 "dup2 onto descriptor {}",
-                grant.fd
+                pin.fd
             )));
         }
     }
@@ -110,12 +123,13 @@ fn open_grants(grants: &[GrantPin]) -> Result<(), WallError> {
 
 /// Joins the wall's cgroups (each named by its `cgroup.procs` file, so everything the wall
 /// starts is limited from its first process), becomes `drop_to` (when root and asked), dies
-/// with the parent, opens the granted folders (checked against their pinned identities) for
-/// bubblewrap, and execs `command`.
+/// with the parent, opens the granted folders and the protected paths (checked against their
+/// pinned identities) for bubblewrap, and execs `command`.
 pub fn outer(
     cgroups: &[PathBuf],
     drop_to: Option<(u32, u32)>,
     grants: &[GrantPin],
+    protected: &[GrantPin],
     command: &[OsString],
 ) -> Result<Infallible, WallError> {
     let (program, args) = command
@@ -141,7 +155,7 @@ pub fn outer(
         ));
     }
     // Opened as the user the wall runs as, after the drop: the same rights bubblewrap has.
-    open_grants(grants)?;
+    open_pins(grants, protected)?;
     Err(WallError::os(
         format!("exec {}", Path::new(program).display()),
         Command::new(program).args(args).exec(),
@@ -181,6 +195,7 @@ pub fn inner(config_path: &Path, command: &[OsString]) -> Result<Infallible, Wal
         None => None,
     };
     let pinned = verify_grants(&config.grants)?;
+    verify_protected(&config.protected)?;
     landlock_rules::apply(&config.rules, &pinned)?;
     drop(pinned);
     seccomp_policy::apply()?;
@@ -201,8 +216,9 @@ pub fn inner(config_path: &Path, command: &[OsString]) -> Result<Infallible, Wal
 }
 
 /// Opens every granted folder as mounted, following no link, and refuses to start unless each
-/// is the folder the host pinned (same device and inode): a grant swapped for a link, or a
-/// mount that landed elsewhere, stops the wall here.
+/// is the folder the host pinned (same device and inode), as the root of a mount of its own
+/// (read-only for a read-only grant): a grant swapped for a link, or a mount that landed
+/// elsewhere, stops the wall here.
 fn verify_grants(
     grants: &[GrantIdentity],
 ) -> Result<BTreeMap<String, pinned::PinnedFolder>, WallError> {
@@ -221,9 +237,67 @@ fn verify_grants(
                 grant.path, folder.identity
             )));
         }
+        check_mounted(&folder.fd, "granted folder", &grant.path, grant.read_only)?;
         opened.insert(grant.path.clone(), folder);
     }
     Ok(opened)
+}
+
+/// The same for every protected path mounted over a read-write grant: the pinned file or
+/// folder, a mount of its own, read-only unless it is a git directory bound onto itself. A
+/// mount bubblewrap placed elsewhere (its target was a link for a moment) leaves the path an
+/// ordinary, writable part of the grant, and stops the wall.
+fn verify_protected(protected: &[ProtectedIdentity]) -> Result<(), WallError> {
+    for path in protected {
+        let entry = pinned::open_entry(&path.path).map_err(protected_refusal)?;
+        let expected = pinned::FolderIdentity {
+            device: path.device,
+            inode: path.inode,
+        };
+        if entry.identity != expected {
+            return Err(WallError::Refused(format!(
+                "protected path {}: inside the wall it is {}, not what the host found \
+                 ({expected}); it was replaced while the wall started",
+                path.path, entry.identity
+            )));
+        }
+        check_mounted(&entry.fd, "protected path", &path.path, path.read_only)?;
+    }
+    Ok(())
+}
+
+/// A protected path that could not be opened following no link, in words about protected
+/// paths (the pinning error speaks of grants).
+fn protected_refusal(error: pinned::PinError) -> WallError {
+    WallError::Refused(match error {
+        pinned::PinError::Link { path, link, target } => format!(
+            "protected path {path}: {link} is now a symbolic link{target}; it was replaced while \
+             the wall started"
+        ),
+        other => format!("protected path {other}"),
+    })
+}
+
+fn check_mounted(
+    fd: &std::os::fd::OwnedFd,
+    what: &str,
+    path: &str,
+    read_only: bool,
+) -> Result<(), WallError> {
+    let state = pinned::mount_state(fd)
+        .map_err(|e| WallError::os(format!("{what} {path}: reading its mount"), e))?;
+    if !state.mount_root || (read_only && !state.read_only) {
+        return Err(WallError::Refused(format!(
+            "{what} {path}: inside the wall it is not {}; its mount landed elsewhere (a link \
+             was swapped in while the wall started)",
+            if read_only {
+                "a read-only mount of its own"
+            } else {
+                "a mount of its own"
+            }
+        )));
+    }
+    Ok(())
 }
 
 /// Starts the bridge in a grandchild (so the main process never sees it as its child) that
@@ -304,15 +378,47 @@ mod tests {
             },
             path: path.clone(),
         };
-        let err = open_grants(&[wrong]).unwrap_err().to_string();
+        let err = open_pins(&[wrong], &[]).unwrap_err().to_string();
         assert!(err.contains("not the folder that was granted"), "{err}");
         let right = GrantPin {
             fd: 150,
             identity: real,
             path,
         };
-        open_grants(&[right]).unwrap();
+        open_pins(&[right], &[]).unwrap();
         // SAFETY: closing the descriptor the test just placed.
         unsafe { libc::close(150) };
+    }
+
+    #[test]
+    fn a_protected_path_that_is_not_the_pinned_one_or_a_link_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join("config"), "").unwrap();
+        let path = root.join("config").display().to_string();
+        let real = pinned::open_entry(&path).unwrap().identity;
+        let pin = |inode| GrantPin {
+            fd: 151,
+            identity: pinned::FolderIdentity {
+                device: real.device,
+                inode,
+            },
+            path: path.clone(),
+        };
+        let err = open_pins(&[], &[pin(real.inode + 1)])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("protected path") && err.contains("not what the host found"),
+            "{err}"
+        );
+        std::fs::rename(root.join("config"), root.join("config.real")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", root.join("config")).unwrap();
+        let err = open_pins(&[], &[pin(real.inode)]).unwrap_err().to_string();
+        assert!(
+            err.contains("is now a symbolic link (to /etc/passwd)"),
+            "{err}"
+        );
+        assert!(!err.contains("granted folder"), "{err}");
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! paddock-wall outer [--cgroup PROCS_FILE]… [--uid UID --gid GID] [--grant FD:DEVICE:INODE:PATH]…
-//!     -- PROGRAM [ARGS…]
+//!     [--protected FD:DEVICE:INODE:PATH]… -- PROGRAM [ARGS…]
 //! paddock-wall inner --config FILE -- PROGRAM [ARGS…]
 //! paddock-wall connect HOST PORT
 //! paddock-wall probe
@@ -33,7 +33,8 @@ fn main() -> ExitCode {
 fn usage(detail: &str) -> WallError {
     WallError::Config(format!(
         "{detail}\nusage: paddock-wall outer [--cgroup PROCS_FILE]… [--uid UID --gid GID] \
-         [--grant FD:DEVICE:INODE:PATH]… -- PROGRAM [ARGS…]\n       \
+         [--grant FD:DEVICE:INODE:PATH]… [--protected FD:DEVICE:INODE:PATH]… -- PROGRAM \
+         [ARGS…]\n       \
          paddock-wall inner --config FILE -- PROGRAM [ARGS…]\n       \
          paddock-wall connect HOST PORT\n       paddock-wall probe"
     ))
@@ -83,6 +84,14 @@ fn every(options: &[String], name: &str) -> Result<Vec<String>, WallError> {
     Ok(values)
 }
 
+/// Every `FD:DEVICE:INODE:PATH` value of `name`.
+fn pins(options: &[String], name: &str) -> Result<Vec<launch::GrantPin>, WallError> {
+    every(options, name)?
+        .iter()
+        .map(|v| launch::GrantPin::parse(v).map_err(|e| usage(&format!("{name}: {e}"))))
+        .collect()
+}
+
 fn number(options: &[String], name: &str) -> Result<Option<u32>, WallError> {
     option(options, name)?
         .map(|v| {
@@ -109,18 +118,9 @@ fn run(args: &[OsString]) -> Result<(), WallError> {
                 .into_iter()
                 .map(PathBuf::from)
                 .collect::<Vec<_>>();
-            let grants = options
-                .iter()
-                .enumerate()
-                .filter(|(_, o)| *o == "--grant")
-                .map(|(i, _)| {
-                    options
-                        .get(i + 1)
-                        .ok_or_else(|| usage("--grant needs FD:DEVICE:INODE:PATH"))
-                        .and_then(|v| launch::GrantPin::parse(v).map_err(|e| usage(&e)))
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            match launch::outer(&cgroups, drop_to, &grants, command)? {}
+            let grants = pins(&options, "--grant")?;
+            let protected = pins(&options, "--protected")?;
+            match launch::outer(&cgroups, drop_to, &grants, &protected, command)? {}
         }
         "inner" => {
             let (options, command) = split_command(rest)?;

@@ -9,6 +9,11 @@
 //! handle (`bwrap --bind-fd`), and the launcher inside the wall opens the mounted path the same
 //! way and compares the identity before it applies the Landlock rules from the same handle: a
 //! swap between the check and the mount cannot win.
+//!
+//! [`open_entry`] does the same for the protected paths the host mounts over a grant (files
+//! too), and [`mount_state`] tells the launcher whether what it opened inside is a mount of its
+//! own, and read-only: a mount bubblewrap placed elsewhere (its target followed a link swapped
+//! in meanwhile) leaves the path an ordinary, writable part of the grant, and is caught.
 
 use std::ffi::CString;
 use std::fmt;
@@ -17,7 +22,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
-/// A folder's identity on its filesystem.
+/// A folder's (or a protected file's) identity on its filesystem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct FolderIdentity {
     pub device: u64,
@@ -64,6 +69,28 @@ pub enum PinError {
 
 /// Opens `path` (absolute, without `.`, `..` or empty components) following no link.
 pub fn open_folder(path: &str) -> Result<PinnedFolder, PinError> {
+    let entry = walk(path, false)?;
+    Ok(PinnedFolder {
+        fd: entry.fd,
+        identity: entry.identity,
+    })
+}
+
+/// An open file or folder (an `O_PATH` handle) and its identity.
+#[derive(Debug)]
+pub struct PinnedEntry {
+    pub fd: OwnedFd,
+    pub identity: FolderIdentity,
+    pub is_dir: bool,
+}
+
+/// Opens `path` like [`open_folder`], except that its last component may also be a regular
+/// file (a protected path: a repository's `config`, a `.bashrc`). A link anywhere is refused.
+pub fn open_entry(path: &str) -> Result<PinnedEntry, PinError> {
+    walk(path, true)
+}
+
+fn walk(path: &str, last_may_be_file: bool) -> Result<PinnedEntry, PinError> {
     let plain = Path::new(path);
     let components: Vec<_> = plain.components().collect();
     let rebuilt: PathBuf = components.iter().collect();
@@ -79,26 +106,20 @@ pub fn open_folder(path: &str) -> Result<PinnedFolder, PinError> {
             path: path.to_owned(),
         });
     }
-    let mut current = open_at(None, Path::new("/")).map_err(|source| PinError::Io {
+    let io_error = |component: &Path, source| PinError::Io {
         path: path.to_owned(),
-        component: "/".to_owned(),
+        component: component.display().to_string(),
         source,
-    })?;
+    };
+    let mut current = open_at(None, Path::new("/")).map_err(|e| io_error(Path::new("/"), e))?;
+    let mut stat = fstat(&current).map_err(|e| io_error(Path::new("/"), e))?;
     let mut walked = PathBuf::from("/");
-    for component in components.iter().skip(1) {
+    let last = components.len().saturating_sub(1);
+    for (index, component) in components.iter().enumerate().skip(1) {
         walked.push(component);
-        let next = open_at(Some(&current), component.as_os_str().as_ref()).map_err(|source| {
-            PinError::Io {
-                path: path.to_owned(),
-                component: walked.display().to_string(),
-                source,
-            }
-        })?;
-        let stat = fstat(&next).map_err(|source| PinError::Io {
-            path: path.to_owned(),
-            component: walked.display().to_string(),
-            source,
-        })?;
+        let next = open_at(Some(&current), component.as_os_str().as_ref())
+            .map_err(|e| io_error(&walked, e))?;
+        stat = fstat(&next).map_err(|e| io_error(&walked, e))?;
         match stat.st_mode & libc::S_IFMT {
             libc::S_IFDIR => current = next,
             libc::S_IFLNK => {
@@ -111,6 +132,7 @@ pub fn open_folder(path: &str) -> Result<PinnedFolder, PinError> {
                     target,
                 });
             }
+            libc::S_IFREG if last_may_be_file && index == last => current = next,
             _ => {
                 return Err(PinError::NotAFolder {
                     path: path.to_owned(),
@@ -119,17 +141,57 @@ pub fn open_folder(path: &str) -> Result<PinnedFolder, PinError> {
             }
         }
     }
-    let stat = fstat(&current).map_err(|source| PinError::Io {
-        path: path.to_owned(),
-        component: path.to_owned(),
-        source,
-    })?;
-    Ok(PinnedFolder {
+    Ok(PinnedEntry {
         fd: current,
         identity: FolderIdentity {
             device: stat.st_dev,
             inode: stat.st_ino,
         },
+        is_dir: stat.st_mode & libc::S_IFMT == libc::S_IFDIR,
+    })
+}
+
+/// How an open entry is mounted: whether it is the root of a mount of its own, and whether
+/// that mount is read-only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MountState {
+    pub mount_root: bool,
+    pub read_only: bool,
+}
+
+/// The mount state of `fd` (`statx`'s `STATX_ATTR_MOUNT_ROOT`, `fstatvfs`'s `ST_RDONLY`).
+pub fn mount_state(fd: &OwnedFd) -> io::Result<MountState> {
+    // SAFETY: an all-zero `statx` is a valid value of this plain C struct.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: `fd` is open for the call, the empty path with AT_EMPTY_PATH names it, and
+    // `stx` is a valid, writable struct.
+    let rc = unsafe {
+        libc::statx(
+            fd.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            libc::STATX_BASIC_STATS,
+            &mut stx,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let root_bit = u64::try_from(libc::STATX_ATTR_MOUNT_ROOT).unwrap_or(0);
+    if stx.stx_attributes_mask & root_bit == 0 {
+        return Err(io::Error::other(
+            "the kernel does not say whether a path is a mount's root",
+        ));
+    }
+    // SAFETY: an all-zero `statvfs` is a valid value of this plain C struct.
+    let mut fs: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `fd` is open for the call and `fs` is a valid, writable struct.
+    if unsafe { libc::fstatvfs(fd.as_raw_fd(), &mut fs) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(MountState {
+        mount_root: stx.stx_attributes & root_bit != 0,
+        read_only: fs.f_flag & libc::ST_RDONLY != 0,
     })
 }
 
@@ -199,6 +261,38 @@ mod tests {
             );
             assert!(text.starts_with(&format!("{}: {}", path.display(), link.display())));
         }
+    }
+
+    #[test]
+    fn opens_a_file_as_an_entry_but_never_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("repo")).unwrap();
+        std::fs::write(root.join("repo/config"), "").unwrap();
+        std::os::unix::fs::symlink("config", root.join("repo/linked")).unwrap();
+        let file = open_entry(root.join("repo/config").to_str().unwrap()).unwrap();
+        let meta = std::fs::symlink_metadata(root.join("repo/config")).unwrap();
+        assert_eq!(file.identity.inode, meta.ino());
+        assert!(!file.is_dir);
+        assert!(
+            open_entry(root.join("repo").to_str().unwrap())
+                .unwrap()
+                .is_dir
+        );
+        assert!(matches!(
+            open_entry(root.join("repo/linked").to_str().unwrap()),
+            Err(PinError::Link { .. })
+        ));
+        // Only the last component may be a file.
+        assert!(matches!(
+            open_entry(root.join("repo/config/x").to_str().unwrap()),
+            Err(PinError::NotAFolder { .. })
+        ));
+        // A folder that is no mount of its own is told apart from the root, which is one.
+        let inner = mount_state(&file.fd).unwrap();
+        assert!(!inner.mount_root, "{inner:?}");
+        let root_state = mount_state(&open_folder("/").unwrap().fd).unwrap();
+        assert!(root_state.mount_root, "{root_state:?}");
     }
 
     #[test]

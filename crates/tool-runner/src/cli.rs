@@ -24,6 +24,10 @@ options:
   --cwd PATH            the folder relative paths start from (default: the first root)
   --max-timeout-ms N    the longest run_bash timeout a call may ask for (default 600000)
   --exit-on-stdin-eof   serve: also exit when stdin reaches end of file
+  --test-unscoped-signals
+                        serve, tests only: no Landlock signal scope for the commands, as on a
+                        kernel before 6.12 (so a test can show what else keeps them off the
+                        runner); never used outside tests
   --keep                self-check: keep the temporary folder and print where it is
 ";
 
@@ -45,6 +49,8 @@ pub struct ServeOptions {
     pub roots: Vec<(String, RootMode)>,
     pub cwd: Option<String>,
     pub max_timeout_ms: Option<u64>,
+    /// `serve --test-unscoped-signals`: commands get no Landlock signal scope (tests only).
+    pub unscoped_signals: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,6 +112,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
                 options.max_timeout_ms = Some(ms);
             }
             "--exit-on-stdin-eof" => exit_on_stdin_eof = true,
+            "--test-unscoped-signals" => options.unscoped_signals = true,
             "--keep" => keep = true,
             other => return Err(UsageError(format!("unknown argument `{other}`"))),
         }
@@ -129,6 +136,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             ("--cwd", options.cwd.is_some()),
             ("--max-timeout-ms", options.max_timeout_ms.is_some()),
             ("--exit-on-stdin-eof", exit_on_stdin_eof),
+            ("--test-unscoped-signals", options.unscoped_signals),
             ("--keep", keep),
         ];
         match given
@@ -142,7 +150,13 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     let serve_flags = ["--root", "--cwd", "--max-timeout-ms"];
     match mode.as_str() {
         "serve" => {
-            only(&[&serve_flags[..], &["--socket", "--exit-on-stdin-eof"]].concat())?;
+            only(
+                &[
+                    &serve_flags[..],
+                    &["--socket", "--exit-on-stdin-eof", "--test-unscoped-signals"],
+                ]
+                .concat(),
+            )?;
             need_roots(&options)?;
             Ok(Invocation::Serve {
                 socket: need_socket(socket)?,
@@ -209,10 +223,15 @@ mod tests {
                     ],
                     cwd: Some("/a/x".into()),
                     max_timeout_ms: Some(5),
+                    unscoped_signals: false,
                 },
                 exit_on_stdin_eof: false,
             })
         );
+        assert!(matches!(
+            parse(&args("serve --socket /s --root /a:rw --test-unscoped-signals")),
+            Ok(Invocation::Serve { options, .. }) if options.unscoped_signals
+        ));
         assert_eq!(
             parse(&args("attach --socket /s")),
             Ok(Invocation::Attach {
@@ -254,6 +273,10 @@ mod tests {
             (
                 "stdio --root /a:rw --socket /s",
                 "--socket does not apply to stdio",
+            ),
+            (
+                "stdio --root /a:rw --test-unscoped-signals",
+                "--test-unscoped-signals does not apply to stdio",
             ),
             ("attach --socket", "--socket needs a value"),
             ("attach --socket /s --bogus", "unknown argument `--bogus`"),

@@ -25,11 +25,22 @@
 //! in walls whose filter Paddock does not write (OpenShell's supervisor), and because only the
 //! runner knows its own process and thread ids. The local wall's own filter repeats what needs
 //! no id (the pidfd calls, the set-id modes, `openat2`).
+//!
+//! Neither knows every thread id of the runner (its threads come and go), and `kill` or
+//! `rt_sigqueueinfo` aimed at any of them reaches the whole runner: without Landlock's signal
+//! scope (kernels before 6.12) that is open. The local wall closes it structurally: the runner
+//! is the first process of the wall's PID namespace (bubblewrap's `--as-pid-1`), and the
+//! kernel delivers to a namespace's first process no signal sent from inside the namespace
+//! for which it has no handler, SIGKILL and SIGSTOP included, whichever thread is aimed at.
+//! There the runner keeps no handler ([`sys::default_fault_signals`]) and reaps what its
+//! commands leave behind ([`wait`] takes a command's status from the reaper).
 
+use std::collections::HashMap;
 use std::io;
-use std::process::{Child, Command};
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Child, Command, ExitStatus};
 use std::sync::mpsc::{self, Sender};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread;
 
 use crate::sys::{self, SockFilter};
@@ -45,9 +56,11 @@ pub struct Protected {
 /// How far the commands are confined.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Confinement {
-    /// Signals scoped by Landlock (ABI 6 or later); otherwise only the seccomp filter's
-    /// id checks stand between a command and the runner's other threads.
+    /// Signals scoped by Landlock (ABI 6 or later).
     pub signals_scoped: bool,
+    /// The runner is the first process of its PID namespace (the local wall): the kernel
+    /// delivers it no signal from the commands, whatever thread they aim at.
+    pub namespace_init: bool,
 }
 
 type Job = (Command, Sender<io::Result<Child>>);
@@ -58,45 +71,160 @@ struct Spawner {
 
 static SPAWNER: OnceLock<Spawner> = OnceLock::new();
 
-/// Confines the runner and starts the spawner; from now on [`spawn`] starts commands there.
-/// Fails (and the runner refuses to serve) when the filter cannot be installed.
-pub fn enable() -> io::Result<Confinement> {
+/// The commands the spawner started, by pid: `None` while they run, their status once the
+/// reaper took it and until [`wait`] collects it.
+struct Children {
+    table: Mutex<ChildTable>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct ChildTable {
+    known: HashMap<u32, Option<ExitStatus>>,
+    /// Commands started so far (the reaper, finding no child, waits for this to change).
+    started: u64,
+}
+
+static CHILDREN: OnceLock<Children> = OnceLock::new();
+
+fn children() -> &'static Children {
+    CHILDREN.get_or_init(|| Children {
+        table: Mutex::new(ChildTable::default()),
+        changed: Condvar::new(),
+    })
+}
+
+fn table() -> MutexGuard<'static, ChildTable> {
+    children()
+        .table
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Reaps every child of the runner: a command's status goes to its [`wait`]; anything else (a
+/// process its command left, re-parented to the runner as the first process of the PID
+/// namespace, or the wall's bridge) is reaped and forgotten, so no zombie keeps a slot of the
+/// sandbox's process limit. A child is looked at without being reaped first, then reaped under
+/// the table's lock, which a spawn holds: a child std is still reaping itself (a command that
+/// could not start) is left to std.
+fn reap_forever() {
+    loop {
+        let started = table().started;
+        match sys::next_ended_child() {
+            Ok(Some(pid)) => {
+                let mut table = table();
+                if let Ok(Some(raw)) = sys::reap(pid)
+                    && let Some(slot) = table.known.get_mut(&pid)
+                {
+                    *slot = Some(ExitStatus::from_raw(raw));
+                    children().changed.notify_all();
+                }
+            }
+            Ok(None) => {
+                let mut table = table();
+                while table.started == started {
+                    table = children()
+                        .changed
+                        .wait(table)
+                        .unwrap_or_else(PoisonError::into_inner);
+                }
+            }
+            Err(_) => thread::sleep(std::time::Duration::from_millis(10)),
+        }
+    }
+}
+
+/// Waits for a command [`spawn`] started and returns how it ended (through the reaper once
+/// confinement is enabled, with std otherwise).
+pub fn wait(mut child: Child) -> io::Result<ExitStatus> {
+    if SPAWNER.get().is_none() {
+        return child.wait();
+    }
+    let pid = child.id();
+    let mut table = table();
+    loop {
+        match table.known.get(&pid) {
+            Some(Some(status)) => {
+                let status = *status;
+                table.known.remove(&pid);
+                return Ok(status);
+            }
+            Some(None) => {
+                table = children()
+                    .changed
+                    .wait(table)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
+            None => return Err(io::Error::other("not a command this runner started")),
+        }
+    }
+}
+
+/// Starts `command` under the child table's lock and records it, so the reaper can tell it
+/// from what it must merely reap.
+fn spawn_recorded(command: &mut Command) -> io::Result<Child> {
+    let mut table = table();
+    let child = command.spawn()?;
+    table.known.insert(child.id(), None);
+    table.started += 1;
+    children().changed.notify_all();
+    Ok(child)
+}
+
+/// Confines the runner and starts the spawner; from now on [`spawn`] starts commands there
+/// and a reaper thread reaps every child. Fails (and the runner refuses to serve) when the
+/// filter cannot be installed. As the first process of a PID namespace (the local wall) the
+/// runner also drops std's fault-signal handlers, the only handlers it has.
+/// `scope_signals` false leaves out the Landlock signal scope, as on a kernel without it (the
+/// runner's `--test-unscoped-signals`, for tests only).
+pub fn enable(scope_signals: bool) -> io::Result<Confinement> {
     sys::set_not_dumpable()?;
+    let namespace_init = sys::own_ids().0 == 1;
+    if namespace_init {
+        sys::default_fault_signals()?;
+    }
     let (ready_tx, ready_rx) = mpsc::channel::<io::Result<Confinement>>();
     let (jobs_tx, jobs_rx) = mpsc::channel::<Job>();
     thread::Builder::new()
         .name("spawner".into())
         .spawn(move || {
-            let confined = confine_this_thread();
+            let confined = confine_this_thread(scope_signals, namespace_init);
             let ok = confined.is_ok();
             let _ = ready_tx.send(confined);
             if !ok {
                 return;
             }
             for (mut command, reply) in jobs_rx {
-                let _ = reply.send(command.spawn());
+                let _ = reply.send(spawn_recorded(&mut command));
             }
         })?;
     let confinement = ready_rx
         .recv()
         .map_err(|_| io::Error::other("the spawner thread ended before it was ready"))??;
+    thread::Builder::new()
+        .name("reaper".into())
+        .spawn(reap_forever)?;
     let _ = SPAWNER.set(Spawner {
         jobs: Mutex::new(jobs_tx),
     });
     Ok(confinement)
 }
 
-fn confine_this_thread() -> io::Result<Confinement> {
+fn confine_this_thread(scope_signals: bool, namespace_init: bool) -> io::Result<Confinement> {
     let (runner_pid, runner_pgid, spawner_tid) = sys::own_ids();
     sys::set_no_new_privs()?;
-    let signals_scoped =
-        sys::landlock_abi().is_ok_and(|abi| abi >= 6) && sys::landlock_restrict_signals().is_ok();
+    let signals_scoped = scope_signals
+        && sys::landlock_abi().is_ok_and(|abi| abi >= 6)
+        && sys::landlock_restrict_signals().is_ok();
     sys::install_seccomp_filter(&program(Protected {
         runner_pid,
         runner_pgid,
         spawner_tid,
     }))?;
-    Ok(Confinement { signals_scoped })
+    Ok(Confinement {
+        signals_scoped,
+        namespace_init,
+    })
 }
 
 /// Starts `command`: on the spawner thread when confinement is enabled, here otherwise.

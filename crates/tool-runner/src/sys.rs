@@ -1,12 +1,15 @@
 //! The operating-system interface std does not offer: `open(2)` flags for the path guard,
 //! `openat(2)` for the search walk, `kill(2)` for process groups, and what confines the
 //! commands (`crate::confine`): `prctl(2)` for dumpability, `no_new_privs` and seccomp,
-//! Landlock's two system calls, and the process's own ids.
+//! Landlock's two system calls, the process's own ids, waiting for any child (the runner
+//! reaps what is left to it as the first process of a PID namespace) and default actions for
+//! the fault signals.
 //!
 //! This is the crate's only `unsafe` code: `extern "C"` declarations of libc functions std
-//! already links (`kill`, `fcntl`, `openat`, `prctl`, `syscall`, `getpid`, `getpgrp`). Nothing
-//! here keeps a pointer past a call; the two that pass one of ours (`install_seccomp_filter`,
-//! `landlock_restrict_signals`) pass memory borrowed for the call.
+//! already links (`kill`, `fcntl`, `openat`, `prctl`, `syscall`, `getpid`, `getpgrp`,
+//! `waitid`, `waitpid`, `signal`). Nothing here keeps a pointer past a call; those that pass
+//! one of ours (`install_seccomp_filter`, `landlock_restrict_signals`, the two waits) pass
+//! memory borrowed for the call.
 
 use std::ffi::{CString, OsStr};
 use std::fs::File;
@@ -60,8 +63,36 @@ mod ffi {
         pub fn getpid() -> i32;
         /// `pid_t getpgrp(void)` from libc.
         pub fn getpgrp() -> i32;
+        /// `int waitid(idtype_t idtype, id_t id, siginfo_t *infop, int options)` from libc.
+        pub fn waitid(idtype: i32, id: u32, info: *mut super::SigInfo, options: i32) -> i32;
+        /// `pid_t waitpid(pid_t pid, int *wstatus, int options)` from libc.
+        pub fn waitpid(pid: i32, status: *mut i32, options: i32) -> i32;
+        /// `sighandler_t signal(int signum, sighandler_t handler)` from libc.
+        pub fn signal(signum: i32, handler: usize) -> usize;
     }
 }
+
+/// `siginfo_t` as `waitid(2)` fills it on 64-bit Linux: the child's pid is the first field of
+/// the union, at offset 16.
+#[repr(C)]
+pub struct SigInfo {
+    signo: i32,
+    errno: i32,
+    code: i32,
+    pad: i32,
+    pid: i32,
+    rest: [u8; 108],
+}
+
+const P_ALL: i32 = 0;
+const WNOHANG: i32 = 1;
+const WEXITED: i32 = 4;
+const WNOWAIT: i32 = 0x0100_0000;
+const ECHILD: i32 = 10;
+const SIGBUS: i32 = 7;
+const SIGSEGV: i32 = 11;
+const SIG_DFL: usize = 0;
+const SIG_ERR: usize = usize::MAX;
 
 const PR_SET_DUMPABLE: i32 = 4;
 const PR_SET_SECCOMP: i32 = 22;
@@ -283,6 +314,70 @@ pub fn grow_pipe(fd: &impl AsFd, bytes: usize) -> io::Result<usize> {
     // F_SETPIPE_SZ takes one plain `int` argument; no memory of ours is passed.
     let rc = unsafe { ffi::fcntl(fd, F_SETPIPE_SZ, bytes) };
     usize::try_from(rc).map_err(|_| io::Error::last_os_error())
+}
+
+/// Blocks until a child of this process has ended and returns its pid, leaving it to be reaped
+/// (`waitid(P_ALL, …, WEXITED | WNOWAIT)`); `Ok(None)` when the process has no child at all.
+pub fn next_ended_child() -> io::Result<Option<u32>> {
+    let mut info = SigInfo {
+        signo: 0,
+        errno: 0,
+        code: 0,
+        pad: 0,
+        pid: 0,
+        rest: [0; 108],
+    };
+    loop {
+        // SAFETY: `info` is a writable `siginfo_t`-sized buffer borrowed for the call.
+        let rc = unsafe { ffi::waitid(P_ALL, 0, &raw mut info, WEXITED | WNOWAIT) };
+        if rc == 0 {
+            return Ok(u32::try_from(info.pid).ok().filter(|&pid| pid > 0));
+        }
+        let error = io::Error::last_os_error();
+        match error.raw_os_error() {
+            Some(ECHILD) => return Ok(None),
+            _ if error.kind() == io::ErrorKind::Interrupted => {}
+            _ => return Err(error),
+        }
+    }
+}
+
+/// Reaps `pid` if it has ended (`waitpid(pid, …, WNOHANG)`): its raw wait status, `Ok(None)`
+/// while it runs, an error (`ECHILD`) when it is not, or no longer, a child of this process.
+pub fn reap(pid: u32) -> io::Result<Option<i32>> {
+    let pid = i32::try_from(pid)
+        .ok()
+        .filter(|&p| p > 0)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a process id"))?;
+    let mut status = 0i32;
+    loop {
+        // SAFETY: `status` is a writable int borrowed for the call; `pid` is positive, so
+        // exactly that child is waited for.
+        let rc = unsafe { ffi::waitpid(pid, &raw mut status, WNOHANG) };
+        match rc {
+            0 => return Ok(None),
+            rc if rc > 0 => return Ok(Some(status)),
+            _ => {
+                let error = io::Error::last_os_error();
+                if error.kind() != io::ErrorKind::Interrupted {
+                    return Err(error);
+                }
+            }
+        }
+    }
+}
+
+/// Gives `SIGSEGV` and `SIGBUS` their default action again (std's handlers tell a stack
+/// overflow apart by the fault address, which a queued signal's sender chooses). A real fault
+/// still ends the process: the kernel forces fault signals through.
+pub fn default_fault_signals() -> io::Result<()> {
+    for signal in [SIGSEGV, SIGBUS] {
+        // SAFETY: SIG_DFL is a valid disposition for both; no handler of ours is installed.
+        if unsafe { ffi::signal(signal, SIG_DFL) } == SIG_ERR {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 /// Sends `SIGKILL` to every process of the process group `pgid`.

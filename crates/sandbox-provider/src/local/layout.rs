@@ -18,13 +18,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use paddock_wall::config::{
-    BRIDGE_PORT, BridgeConfig, GrantIdentity, MIN_LANDLOCK_ABI, PathAccess, PathRule, WallConfig,
+    BRIDGE_PORT, BridgeConfig, GrantIdentity, MIN_LANDLOCK_ABI, PathAccess, PathRule,
+    ProtectedIdentity, WallConfig,
 };
 use paddock_wall::pinned::FolderIdentity;
 use protocol::FolderAccess;
 
 use crate::local::identity::Identity;
-use crate::protected::ProtectedMount;
 use crate::sandbox::SandboxRequest;
 use crate::spawn::runner_args;
 
@@ -49,6 +49,18 @@ pub const RUNNER_SOCKET_NAME: &str = "runner.sock";
 pub struct GrantMount {
     pub path: String,
     pub access: FolderAccess,
+    pub fd: i32,
+    pub identity: FolderIdentity,
+}
+
+/// One protected path over a read-write grant as the layout mounts it: by descriptor `fd`,
+/// where the launcher's `outer` stage puts what it finds at `path` after checking it has the
+/// identity the host pinned (checked again from inside, with the mount read-only unless it is
+/// a git directory bound onto itself).
+#[derive(Debug, Clone)]
+pub struct ProtectedBind {
+    pub path: String,
+    pub read_only: bool,
     pub fd: i32,
     pub identity: FolderIdentity,
 }
@@ -150,8 +162,10 @@ pub struct LayoutInput<'a> {
     pub credential_env: BTreeMap<String, String>,
     /// The wall's bridge token (hex), for the bridge's preambles.
     pub bridge_token: &'a str,
-    /// Files the host runs later, inside the read-write folders (parents first).
-    pub protected: &'a [ProtectedMount],
+    /// Files the host runs later, inside the read-write folders (parents first), pinned.
+    pub protected: &'a [ProtectedBind],
+    /// Tests only ([`super::LocalConfig::test_unscoped_signals`]).
+    pub unscoped_signals: bool,
 }
 
 /// The environment of the sandbox's main process (and so of every command it runs).
@@ -205,6 +219,11 @@ pub fn render(input: &LayoutInput<'_>) -> std::io::Result<Rendered> {
         "--unshare-uts",
     ]);
     b.arg(&["--unshare-cgroup-try"]);
+    // The launcher, and so the runner it becomes, is the PID namespace's first process (no
+    // reaper of bubblewrap's): the kernel delivers it no signal from the commands, whichever
+    // of its threads they aim at, on every kernel (Landlock scopes signals only from 6.12).
+    // The runner reaps what its commands leave behind.
+    b.arg(&["--as-pid-1"]);
     b.arg(&["--uid", &id.uid.to_string(), "--gid", &id.gid.to_string()]);
     if input.disable_userns {
         b.arg(&["--disable-userns"]);
@@ -275,13 +294,15 @@ pub fn render(input: &LayoutInput<'_>) -> std::io::Result<Rendered> {
     }
     // Over them, what the host runs later: read-only (Landlock cannot take a right away from
     // inside a read-write rule; the mount can), git directories bound onto themselves so
-    // they cannot be renamed away and replaced. The folder's rule covers both.
+    // they cannot be renamed away and replaced. The folder's rule covers both. Each by its
+    // pinned handle, like the grants: a path swapped for a link meanwhile is never followed.
     for mount in input.protected {
-        if mount.read_only {
-            b.ro_bind(&mount.path, &mount.path.display().to_string(), None);
+        let option = if mount.read_only {
+            "--ro-bind-fd"
         } else {
-            b.bind(&mount.path, &mount.path.display().to_string(), None);
-        }
+            "--bind-fd"
+        };
+        b.arg(&[option, &mount.fd.to_string(), &mount.path]);
     }
     b.arg(&["--remount-ro", "/", "--chdir", &input.request.cwd]);
 
@@ -289,6 +310,9 @@ pub fn render(input: &LayoutInput<'_>) -> std::io::Result<Rendered> {
     let mut runner = vec![RUNNER_INSIDE.to_owned()];
     runner.extend(runner_args("serve", Some(socket), input.request));
     runner.push("--exit-on-stdin-eof".to_owned());
+    if input.unscoped_signals {
+        runner.push("--test-unscoped-signals".to_owned());
+    }
     b.arg(&["--", WALL_INSIDE, "inner", "--config", CONFIG_INSIDE, "--"]);
     b.args.extend(runner);
 
@@ -310,6 +334,17 @@ pub fn render(input: &LayoutInput<'_>) -> std::io::Result<Rendered> {
                 path: g.path.clone(),
                 device: g.identity.device,
                 inode: g.identity.inode,
+                read_only: g.access == FolderAccess::ReadOnly,
+            })
+            .collect(),
+        protected: input
+            .protected
+            .iter()
+            .map(|p| ProtectedIdentity {
+                path: p.path.clone(),
+                device: p.identity.device,
+                inode: p.identity.inode,
+                read_only: p.read_only,
             })
             .collect(),
     };
@@ -350,6 +385,26 @@ fn writable_skeletons(grants: &[GrantMount]) -> Vec<String> {
     }
     tops.sort();
     tops
+}
+
+/// Whether bubblewrap failed on the source of a bind it was given by descriptor: it turns a
+/// descriptor into a path first, and fails on that path (or the descriptor) when it names
+/// nothing, or something else, by the time it mounts, which only a folder or file swapped
+/// meanwhile does. A source the layout names itself (the runner, `/usr`) keeps its own error.
+pub fn swapped_source(tail: &str, bwrap_args: &[String]) -> bool {
+    let named = |prefix: &str, end: &str| {
+        tail.split_once(prefix)
+            .and_then(|(_, rest)| rest.split_once(end))
+            .map(|(source, _)| source.strip_prefix("/oldroot").unwrap_or(source).to_owned())
+    };
+    [
+        named("Can't find source path ", ": "),
+        named("Can't get type of source ", ": "),
+        named("Can't bind mount ", " on "),
+    ]
+    .into_iter()
+    .flatten()
+    .any(|source| source.starts_with("/proc/self/fd/") || !bwrap_args.contains(&source))
 }
 
 /// The parts hashed into the attestation's `config_hash`.

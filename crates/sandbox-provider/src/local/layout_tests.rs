@@ -84,6 +84,7 @@ fn render_for(root: &Path, dirs: &HostDirs, request: &SandboxRequest) -> Rendere
         credential_env: BTreeMap::new(),
         bridge_token: "00112233445566778899aabbccddeeff",
         protected: &[],
+        unscoped_signals: false,
     })
     .unwrap()
 }
@@ -207,6 +208,8 @@ fn grants_mount_at_their_paths_with_matching_rules() {
             && args.contains("--unshare-net")
             && args.contains("--disable-userns")
     );
+    // The runner is the PID namespace's first process (no signal from inside reaches it).
+    assert!(args.contains("--unshare-cgroup-try --as-pid-1"), "{args}");
     assert!(args.contains("--remount-ro /"));
     assert!(
         args.ends_with("--cwd /work/a/b --exit-on-stdin-eof"),
@@ -315,4 +318,32 @@ fn the_skeleton_in_the_wall_s_own_tmp_is_a_read_only_tmpfs() {
     assert_eq!(at(&["--tmpfs", "/tmp/top"]), None);
     assert_eq!(at(&["--tmpfs", "/srv"]), None);
     assert_eq!(args.iter().filter(|a| *a == "--tmpfs").count(), 1);
+}
+
+#[test]
+fn a_bind_source_that_vanished_is_told_apart_from_the_layout_s_own() {
+    let args: Vec<String> = [
+        "--ro-bind",
+        "/opt/paddock/tool-runner",
+        "/run/paddock/bin/tool-runner",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    for swapped in [
+        "bwrap: Can't find source path /proc/self/fd/104: No such file or directory",
+        "bwrap: Can't get type of source /work/swap.link: No such file or directory",
+        "bwrap: Can't bind mount /oldroot/work/swap.link on /newroot/work/.git/hooks: No such \
+         file or directory",
+    ] {
+        assert!(swapped_source(swapped, &args), "{swapped}");
+    }
+    for own in [
+        "bwrap: Can't find source path /opt/paddock/tool-runner: No such file or directory",
+        "bwrap: Can't bind mount /oldroot/opt/paddock/tool-runner on /newroot/run/paddock/bin/\
+         tool-runner: Permission denied",
+        "bwrap: Can't mount proc on /newroot/proc: Operation not permitted",
+    ] {
+        assert!(!swapped_source(own, &args), "{own}");
+    }
 }

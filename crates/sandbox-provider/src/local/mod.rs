@@ -44,7 +44,7 @@ pub use wall_sandbox::LocalSandbox;
 
 use crate::error::ProviderError;
 use crate::grant_pins::{PinnedGrant, pin_grants};
-use crate::local::layout::{GrantMount, HostDirs, LayoutInput};
+use crate::local::layout::{GrantMount, HostDirs, LayoutInput, ProtectedBind};
 use crate::local::proxy::{
     BridgeToken, DenialLog, ProxyConfig, ProxyLimits, ProxyStats, Resolver, SystemResolver,
     raise_descriptor_limit,
@@ -101,6 +101,10 @@ pub struct LocalConfig {
     /// Where the walls' cgroups are made; `None` (production): found for this process
     /// ([`CgroupSupport::this_process`]). Tests set `Unavailable` to try the fallback.
     pub cgroup_support: Option<CgroupSupport>,
+    /// Tests only: the runner gives its commands no Landlock signal scope (its
+    /// `--test-unscoped-signals`), as on a kernel before 6.12, so the attack suite shows
+    /// what else keeps signals off the runner. Never set outside tests.
+    pub test_unscoped_signals: bool,
 }
 
 impl LocalConfig {
@@ -129,6 +133,7 @@ impl LocalConfig {
             proxy_limits: ProxyLimits::default(),
             limits: LimitSettings::default(),
             cgroup_support: None,
+            test_unscoped_signals: false,
         }
     }
 }
@@ -351,6 +356,21 @@ impl LocalProvider {
                 identity: p.identity(),
             })
             .collect();
+        // The protected paths the walk found, pinned now and mounted by handle after the
+        // grants' descriptors, the same way.
+        let first_protected_fd =
+            GRANT_FD_BASE.saturating_add(i32::try_from(grant_mounts.len()).unwrap_or(i32::MAX));
+        let protected_binds: Vec<ProtectedBind> =
+            crate::grant_pins::pin_protected(protected.mounts())?
+                .into_iter()
+                .zip(first_protected_fd..)
+                .map(|(p, fd)| ProtectedBind {
+                    path: p.mount.path.display().to_string(),
+                    read_only: p.mount.read_only,
+                    fd,
+                    identity: p.identity,
+                })
+                .collect();
 
         let enabled = crate::credentials::enabled_entries(
             &c.credentials,
@@ -390,7 +410,8 @@ impl LocalProvider {
             disable_userns: preflight.disable_userns(),
             credential_env,
             bridge_token: bridge_token.as_hex(),
-            protected: &protected.mounts(),
+            protected: &protected_binds,
+            unscoped_signals: c.test_unscoped_signals,
         })
         .map_err(|e| ProviderError::io("reading the host's system folders", e))?;
         rendered.config.rlimits = resources.rlimits.clone();
@@ -434,6 +455,14 @@ impl LocalProvider {
                 path: grant.path.clone(),
             };
             command.args(["--grant", &pin.to_arg()]);
+        }
+        for bind in &protected_binds {
+            let pin = paddock_wall::launch::GrantPin {
+                fd: bind.fd,
+                identity: bind.identity,
+                path: bind.path.clone(),
+            };
+            command.args(["--protected", &pin.to_arg()]);
         }
         command
             .arg("--")
@@ -479,18 +508,25 @@ impl LocalProvider {
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .join("; ");
-                if tail.contains("the wall refuses to start: granted folder") {
-                    // The launcher found a grant that is no longer the pinned folder.
+                if tail.contains("the wall refuses to start: granted folder")
+                    || tail.contains("the wall refuses to start: protected path")
+                {
+                    // The launcher found a grant or a protected path that is no longer what
+                    // the host pinned, or not mounted where it must be.
                     return Err(ProviderError::InvalidRequest(tail));
                 }
-                if tail.contains("Race condition binding dirfd") {
-                    // bubblewrap mounts a pinned folder by the path its handle resolves to,
-                    // then checks the mount is that folder: it was swapped in between.
+                if tail.contains("Race condition binding dirfd")
+                    || layout::swapped_source(&tail, &rendered.bwrap_args)
+                {
+                    // bubblewrap mounts a pinned folder or file by the path its handle
+                    // resolves to, then checks the mount is that one: it was swapped in
+                    // between (or the path named nothing any more when it looked).
                     let folders: Vec<&str> =
                         request.folders.iter().map(|f| f.path.as_str()).collect();
                     return Err(ProviderError::InvalidRequest(format!(
-                        "a granted folder ({}) was replaced by another while the wall started \
-                         (bubblewrap: {tail}); nothing was mounted",
+                        "a granted folder, or a protected path in one ({}), was replaced by \
+                         another while the wall started (bubblewrap: {tail}); the wall did not \
+                         start",
                         folders.join(", ")
                     )));
                 }

@@ -5,6 +5,8 @@
 //! | canary | proves |
 //! |---|---|
 //! | `grant_pinned:<path>` | the folder the runner finds at the grant's path has the device and inode the host pinned at start (a grant swapped for a link before the gateway mounted it fails here) |
+//! | `protected_pinned:<path>` | a protected path the gateway mounted over a read-write grant has the device and inode the host pinned before the create request (one swapped for a link before the gateway mounted it fails here) |
+//! | `protected_read_only` | no read-only protected path is writable inside (a mount that landed elsewhere leaves the path writable) |
 //! | `grant_verified:<path>` | read-write: a nonce the host wrote is read (and removed) inside; read-only: a file's bytes (or the listing) match the host's |
 //! | `private_home_verified` | with credential entries: the sandbox's user lists exactly the copies the host put in the private home |
 //! | `home_absent` | the user's home is not there (only granted folders under it) |
@@ -34,6 +36,7 @@ use crate::canaries::{
     script, seccomp_filter, sh_quote, system_write_probes,
 };
 use crate::error::ProviderError;
+use crate::grant_pins::PinnedMount;
 use crate::runner_client::RunnerConnection;
 use crate::sandbox::SandboxRequest;
 
@@ -45,6 +48,8 @@ pub struct AttestInput<'a> {
     pub request: &'a SandboxRequest,
     /// Each granted folder's identity as the host pinned it at start.
     pub pins: &'a [(String, FolderIdentity)],
+    /// The protected paths mounted over the read-write grants, pinned before the create.
+    pub protected: &'a [PinnedMount],
     pub user_home: &'a Path,
     /// A host file outside every grant, holding `sentinel_secret`.
     pub sentinel: &'a Path,
@@ -64,6 +69,13 @@ pub async fn attest(
     let mut canaries = Vec::new();
     for (path, identity) in input.pins {
         canaries.push(verify_pinned(connection, path, *identity).await);
+    }
+    for pin in input.protected {
+        let path = pin.mount.path.display().to_string();
+        canaries.push(verify_protected(connection, &path, pin.identity).await);
+    }
+    if input.protected.iter().any(|p| p.mount.read_only) {
+        canaries.push(protected_read_only(connection, input.protected).await);
     }
     for folder in &input.request.folders {
         canaries.push(match folder.access {
@@ -117,6 +129,100 @@ async fn verify_pinned(
         },
         Ok(other) => canary(&name, false, format!("stat {path} answered {other:?}")),
         Err(e) => canary(&name, false, format!("stat {path} inside failed: {e}")),
+    }
+}
+
+/// The protected path at `path` inside is what the host pinned: same device and inode.
+async fn verify_protected(
+    connection: &RunnerConnection,
+    path: &str,
+    pinned: FolderIdentity,
+) -> CanaryResult {
+    let name = format!("protected_pinned:{path}");
+    let stat = Stat {
+        path: path.to_owned(),
+    };
+    match call(connection, stat.into()).await {
+        Ok(ToolResult::Stat(stat)) => match (stat.device, stat.inode) {
+            (Some(device), Some(inode)) if device == pinned.device && inode == pinned.inode => {
+                canary(
+                    &name,
+                    true,
+                    format!("the mounted path is the one the host found ({pinned})"),
+                )
+            }
+            (Some(device), Some(inode)) => canary(
+                &name,
+                false,
+                format!(
+                    "inside, {path} is device {device} inode {inode}, not what the host found \
+                     ({pinned}): it was replaced before the gateway mounted it"
+                ),
+            ),
+            _ => canary(
+                &name,
+                false,
+                format!("the runner did not report the identity of {path}"),
+            ),
+        },
+        Ok(other) => canary(&name, false, format!("stat {path} answered {other:?}")),
+        Err(e) => canary(
+            &name,
+            false,
+            format!("stat {path} inside failed ({e}): it was replaced by a link or removed"),
+        ),
+    }
+}
+
+/// No read-only protected path is writable inside (`test -w`, which a read-only mount
+/// answers no whoever asks).
+async fn protected_read_only(connection: &RunnerConnection, pins: &[PinnedMount]) -> CanaryResult {
+    let name = "protected_read_only";
+    let paths: Vec<String> = pins
+        .iter()
+        .filter(|p| p.mount.read_only)
+        .map(|p| sh_quote(&p.mount.path.display().to_string()))
+        .collect();
+    let command = format!(
+        "for p in {}; do [ -w \"$p\" ] && printf 'writable %s\\n' \"$p\"; done; echo checked",
+        paths.join(" ")
+    );
+    let request = ToolRequest::RunBash(tool_protocol::RunBash {
+        command,
+        cwd: None,
+        env: None,
+        stdin: None,
+        timeout_ms: Some(10_000),
+        max_output_bytes: None,
+    });
+    match call(connection, request).await {
+        Ok(ToolResult::RunBash(result)) => {
+            let out = result.stdout.to_text_lossy();
+            let writable: Vec<&str> = out
+                .lines()
+                .filter_map(|l| l.strip_prefix("writable "))
+                .collect();
+            if !out.contains("checked") {
+                canary(name, false, format!("the check did not run: {out}"))
+            } else if writable.is_empty() {
+                canary(
+                    name,
+                    true,
+                    format!("{} read-only protected paths refuse writes", paths.len()),
+                )
+            } else {
+                canary(
+                    name,
+                    false,
+                    format!(
+                        "writable inside, though mounted read-only: {}",
+                        writable.join(", ")
+                    ),
+                )
+            }
+        }
+        Ok(other) => canary(name, false, format!("the check answered {other:?}")),
+        Err(e) => canary(name, false, format!("the check failed: {e}")),
     }
 }
 

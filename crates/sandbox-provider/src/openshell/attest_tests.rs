@@ -23,6 +23,7 @@ fn input<'a>(request: &'a SandboxRequest, private_home: Option<&'a Path>) -> Att
     AttestInput {
         request,
         pins: &[],
+        protected: &[],
         user_home: Path::new(HOME),
         sentinel: Path::new(SENTINEL),
         sentinel_secret: SECRET,

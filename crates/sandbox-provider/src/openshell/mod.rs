@@ -37,6 +37,7 @@ use sandbox_policy::{
 use crate::attestation::config_hash;
 use crate::credentials;
 use crate::error::ProviderError;
+use crate::grant_pins::PinnedMount;
 use crate::grant_pins::pin_grants;
 use crate::protected::ProtectedMount;
 use crate::sandbox::{Sandbox, SandboxProvider, SandboxRequest};
@@ -375,6 +376,11 @@ impl OpenShellProvider {
         let protected =
             crate::protected::start_for(request, &self.config.quarantine_dir, true).await?;
         progress(protected.summary());
+        // Pinned like the grants: the gateway mounts them by path, so their identity is
+        // compared from inside before the first tool call.
+        let protected_pins = crate::grant_pins::pin_protected(protected.mounts())?;
+        let protected_mounts: Vec<ProtectedMount> =
+            protected_pins.iter().map(|p| p.mount.clone()).collect();
         let rendered = self.render(
             request,
             options,
@@ -383,7 +389,7 @@ impl OpenShellProvider {
                 folders: folders.clone(),
                 entries: &entries,
                 private_home: home_path.as_deref(),
-                protected: &protected.mounts(),
+                protected: &protected_mounts,
             },
         )?;
         let name = rendered.name.clone();
@@ -508,7 +514,13 @@ impl OpenShellProvider {
         progress("verifying the folders and the wall from inside".into());
         let home_inside = home.as_ref().map(|h| h.path().to_path_buf());
         let attestation = match self
-            .attest(&connection, request, &pins, home_inside.as_deref(), hash)
+            .attest(
+                &connection,
+                request,
+                (&pins, &protected_pins),
+                home_inside.as_deref(),
+                hash,
+            )
             .await
             .and_then(|a| crate::attestation::add_canary(a, swept.canary()))
         {
@@ -544,7 +556,7 @@ impl OpenShellProvider {
         &self,
         connection: &crate::runner_client::RunnerConnection,
         request: &SandboxRequest,
-        pins: &[(String, FolderIdentity)],
+        (pins, protected): (&[(String, FolderIdentity)], &[PinnedMount]),
         private_home: Option<&Path>,
         hash: String,
     ) -> Result<protocol::Attestation, ProviderError> {
@@ -561,6 +573,7 @@ impl OpenShellProvider {
             &attest::AttestInput {
                 request,
                 pins,
+                protected,
                 user_home: &self.config.user_home,
                 sentinel: &sentinel,
                 sentinel_secret: &secret,

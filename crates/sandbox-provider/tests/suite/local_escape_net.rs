@@ -408,8 +408,9 @@ fn raw_exchange(connect: &str, request: &str) -> String {
 }
 
 /// A command claims to be another program in a preamble of its own, on a connection it opens
-/// to the proxy's socket itself or through the bridge: the denial never carries the forged
-/// name (it says unknown, or the program that really connected).
+/// to the proxy's socket itself or through the bridge: straight to the socket the denial is
+/// recorded and names no program; through the bridge the forged line is only request bytes
+/// (a malformed request, nothing recorded).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_forged_bridge_preamble_is_not_believed() {
     let w = world();
@@ -434,22 +435,40 @@ async fn a_forged_bridge_preamble_is_not_believed() {
                 Ok(tool_protocol::ToolResult::RunBash(r)) => format!("{}{}", stdout(r), stderr(r)),
                 other => panic!("{path}: {other:?}"),
             };
-            assert!(
-                out.starts_with("HTTP/1.1 403") || out.starts_with("HTTP/1.1 400"),
-                "{path} {forgery:?}: {out}"
-            );
-            for denial in &outcome.denials {
-                let program = denial.binary.as_deref().unwrap_or("unknown");
-                assert!(
-                    !program.contains("FORGED"),
-                    "{path} {forgery:?}: the forged program was recorded: {denial:?}"
+            if path == "direct" {
+                // Straight to the proxy's socket the line is read as a preamble without the
+                // wall's token: the request is judged (refused) and recorded, naming no
+                // program ("an unknown program" on every surface).
+                assert!(out.starts_with("HTTP/1.1 403"), "{path} {forgery:?}: {out}");
+                assert_eq!(
+                    outcome.denials.len(),
+                    1,
+                    "{path} {forgery:?}: one denial recorded: {:?}",
+                    outcome.denials
                 );
-                if path == "direct" {
-                    assert_eq!(
-                        denial.binary, None,
-                        "{path}: only the bridge may name a program: {denial:?}"
-                    );
-                }
+                let denial = &outcome.denials[0];
+                assert_eq!(
+                    (denial.host.as_str(), denial.port, denial.binary.as_deref()),
+                    ("blocked.test", 443, None),
+                    "{path} {forgery:?}: {denial:?}"
+                );
+            } else {
+                // Through the bridge, which sent its own preamble first, the forged line is
+                // the client's first bytes: a malformed request, refused before any rule, so
+                // nothing is recorded under any name.
+                assert!(
+                    out.starts_with("HTTP/1.1 400") && out.contains("malformed request line"),
+                    "{path} {forgery:?}: {out}"
+                );
+                assert!(
+                    out.contains(forgery.trim_end()),
+                    "{path}: the forged line was not taken as request bytes: {out}"
+                );
+                assert!(
+                    outcome.denials.is_empty(),
+                    "{path} {forgery:?}: the forged line was believed: {:?}",
+                    outcome.denials
+                );
             }
         }
     }

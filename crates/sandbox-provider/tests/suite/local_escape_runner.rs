@@ -152,3 +152,112 @@ print("ESCAPED", worked) if worked else print("refused every signal", len(tids),
     assert_eq!(stdout(&r), "killed\n", "{}", stderr(&r));
     s.close().await.unwrap();
 }
+
+/// What a kernel before 6.12 (Landlock ABI < 6, which the wall accepts) leaves: no Landlock
+/// signal scope. The runner is told to leave it out (its test knob), then a command sends
+/// SIGSTOP and SIGKILL to every thread of the runner and to every number that is not a visible
+/// process (a thread of some process), through every call that signals a thread group or a
+/// thread, and through `SIGIO` of a pipe it owns with `F_SETSIG` set to SIGKILL; then to the
+/// runner's group and to every process. The runner must still answer, and not be stopped.
+#[tokio::test(flavor = "multi_thread")]
+async fn no_signal_reaches_the_runner_without_a_landlock_signal_scope() {
+    let w = world_with(WorldOptions {
+        unscoped_signals: true,
+        ..WorldOptions::default()
+    });
+    let s = w.start().await;
+    let s = s.as_ref();
+    let out = attack(
+        s,
+        "unscoped signals",
+        r#"
+import fcntl, signal, time
+me = os.getpid()
+tids = sorted(int(t) for t in os.listdir(f"/proc/{runner}/task"))
+assert len(tids) >= 3, f"the runner shows {len(tids)} threads"
+visible = {int(p) for p in os.listdir("/proc") if p.isdigit()}
+hidden = [n for n in range(2, max(visible | set(tids)) + 64) if n not in visible]
+class SigInfo(ctypes.Structure):
+    _fields_ = [("signo", ctypes.c_int), ("errno", ctypes.c_int), ("code", ctypes.c_int),
+                ("pad", ctypes.c_int), ("pid", ctypes.c_int), ("uid", ctypes.c_int),
+                ("rest", ctypes.c_char * 104)]
+F_SETSIG = 10
+sent = 0
+for sig in (signal.SIGSTOP, signal.SIGKILL):
+    for tid in [t for t in tids + hidden if t != me]:
+        info = SigInfo(signo=sig, code=-1, pid=me, uid=os.getuid())
+        for nr, args in ((NR["kill"], (tid, sig)), (NR["tgkill"], (runner, tid, sig)),
+                         (NR["tkill"], (tid, sig)),
+                         (NR["rt_sigqueueinfo"], (tid, sig, ctypes.addressof(info)))):
+            sent += call(nr, *args)[0] == 0
+        r, w = os.pipe()
+        try:
+            fcntl.fcntl(r, fcntl.F_SETOWN, tid)
+            fcntl.fcntl(r, F_SETSIG, signal.SIGKILL)
+            fcntl.fcntl(r, fcntl.F_SETFL, os.O_ASYNC)
+            os.write(w, b"x")
+            sent += 1
+        except OSError:
+            pass
+        os.close(r)
+        os.close(w)
+time.sleep(0.3)
+state = open(f"/proc/{runner}/stat").read().rsplit(")", 1)[1].split()[0]
+print("refused: the runner is", state, "after", sent, "signals to", len(tids), "threads and",
+      len(hidden), "other numbers", flush=True)
+if state == "T":
+    print("ESCAPED: the runner is stopped")
+pgid = int(open(f"/proc/{runner}/stat").read().rsplit(")", 1)[1].split()[2])
+call(NR["kill"], -pgid, signal.SIGKILL)
+call(NR["kill"], runner, signal.SIGKILL)
+"#,
+    )
+    .await;
+    // The kernel took signals aimed at the runner's threads (the filter does not know them):
+    // what kept the runner alive is not a refusal of the call.
+    let sent: usize = out
+        .split("after ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count of signals sent: {out}"));
+    assert!(sent > 0, "no signal reached the kernel's delivery: {out}");
+    // A stopped runner would never answer: the call is bounded.
+    let answer = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        bash(s, "echo still-here"),
+    )
+    .await
+    .expect("the runner did not answer after the signals");
+    assert_eq!(stdout(&answer), "still-here\n");
+    s.close().await.unwrap();
+}
+
+/// The runner is the first process of the wall's PID namespace, so what a command leaves
+/// running is re-parented to it when the command ends: it must reap them, or their zombies
+/// would fill the sandbox's process limit.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_runner_is_the_namespace_s_first_process_and_reaps_what_commands_leave() {
+    let w = world();
+    let s = w.start().await;
+    let s = s.as_ref();
+    let r = bash(s, "echo $PPID").await;
+    assert_eq!(stdout(&r), "1\n", "{}", stderr(&r));
+    let r = bash(
+        s,
+        "for i in $(seq 20); do (sleep 0.2 >/dev/null 2>&1 &); done; echo left",
+    )
+    .await;
+    assert_eq!(stdout(&r), "left\n", "{}", stderr(&r));
+    let r = bash(
+        s,
+        "sleep 1; for f in /proc/[0-9]*/stat; do read -r line < $f && echo \"$line\"; done \
+         | awk '{ s = $0; sub(/.*\\) /, \"\", s); split(s, f, \" \"); \
+                  if (f[1] == \"Z\") z++; if (f[2] == 1) o++ } \
+                END { print \"zombies\", z + 0, \"children-of-1\", o + 0 }'",
+    )
+    .await;
+    let out = stdout(&r);
+    assert!(out.starts_with("zombies 0 "), "{out}{}", stderr(&r));
+    s.close().await.unwrap();
+}

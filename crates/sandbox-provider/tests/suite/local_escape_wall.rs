@@ -85,15 +85,22 @@ async fn a_root_only_etc_file_is_absent() {
     drop((planted, nested));
 }
 
-/// Runs `file -p -c 'id -u'` as `nobody` on the host (a bash copy keeps a set-uid euid with -p).
-fn euid_of_running_as_nobody(file: &Path) -> Option<String> {
+/// Runs `file -p -c 'id -u'` as `nobody` on the host (a bash copy keeps a set-uid euid with -p)
+/// and returns what `id -u` printed. A run that cannot start fails the test: the check would
+/// prove nothing (it needs root to become `nobody`, as the suite runs here and in CI).
+fn euid_of_running_as_nobody(file: &Path) -> String {
     let out = std::process::Command::new(file)
         .args(["-p", "-c", "id -u"])
         .uid(65534)
         .gid(65534)
         .output()
-        .ok()?;
-    Some(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+        .unwrap_or_else(|e| {
+            panic!(
+                "{} could not be run as nobody ({e}); this check needs the suite to run as root",
+                file.display()
+            )
+        });
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -138,6 +145,7 @@ async fn no_set_id_file_outlives_the_sandbox() {
     .await;
     s.close().await.unwrap();
     let mut planted = Vec::new();
+    let mut run = Vec::new();
     for entry in std::fs::read_dir(w.work()).unwrap() {
         let path = entry.unwrap().path();
         let mode = std::fs::symlink_metadata(&path)
@@ -147,15 +155,26 @@ async fn no_set_id_file_outlives_the_sandbox() {
         if mode & 0o6000 != 0 {
             planted.push(format!("{} {:o}", path.display(), mode));
         }
-        if path.is_file() {
-            // A copy left without execute rights for others cannot run at all (`None`).
+        // Every copy others may run is run as nobody and must stay nobody.
+        if path.is_file() && mode & 0o001 != 0 {
             let euid = euid_of_running_as_nobody(&path);
-            assert!(
-                matches!(euid.as_deref(), None | Some("65534")),
+            assert_eq!(
+                euid,
+                "65534",
                 "{} ran as nobody with euid {euid:?}",
                 path.display()
             );
+            run.push(path.file_name().unwrap().to_string_lossy().into_owned());
         }
+    }
+    // The copies whose chmod was refused (`x`, `g`, `y`) are there and were run: the check
+    // above cannot have passed for want of files.
+    run.sort();
+    for name in ["g", "x", "y"] {
+        assert!(
+            run.iter().any(|r| r == name),
+            "{name} was not run as nobody: {run:?}"
+        );
     }
     assert!(
         planted.is_empty(),

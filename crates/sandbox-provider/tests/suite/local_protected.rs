@@ -248,6 +248,86 @@ async fn dotfiles_and_editor_settings_are_read_only_inside() {
     sandbox.close().await.unwrap();
 }
 
+/// The protected folders no other test attacks: ssh's (`authorized_keys`, `config` with its
+/// `ProxyCommand`), fish's start files, dev containers, and Codex's, Cursor's and Gemini's
+/// settings (one nested a folder down). Each is written through `run_bash` (append, a new file,
+/// remove, move the folder away, replace it) and through `write_file` (the file, a new one);
+/// every attempt fails and the host finds the folder as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ssh_fish_devcontainer_and_agent_folders_are_read_only_inside() {
+    let world = world();
+    let work = world.work();
+    let existing = [
+        ".ssh/authorized_keys",
+        ".ssh/config",
+        ".config/fish/config.fish",
+        ".devcontainer/devcontainer.json",
+        ".codex/config.toml",
+        ".cursor/mcp.json",
+        "sub/.gemini/settings.json",
+    ];
+    for name in existing {
+        let path = work.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "original\n").unwrap();
+    }
+    let listing = |folder: &Path| {
+        let mut names: Vec<String> = std::fs::read_dir(folder)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let folders: Vec<PathBuf> = existing
+        .iter()
+        .map(|name| work.join(name).parent().unwrap().to_path_buf())
+        .collect();
+    let before: Vec<Vec<String>> = folders.iter().map(|f| listing(f)).collect();
+    let sandbox = world.start().await;
+    for name in existing {
+        let folder = Path::new(name).parent().unwrap().display().to_string();
+        for command in [
+            format!("echo 'ProxyCommand sh -c planted' >> {name}"),
+            format!("echo planted > {folder}/planted"),
+            format!("rm -f {name}"),
+            format!("mv {folder} {folder}.moved"),
+            format!("rm -rf {folder}"),
+        ] {
+            let r = bash(sandbox.as_ref(), &command).await;
+            let said = stderr(&r);
+            assert_ne!(r.exit_code, Some(0), "{command}: it worked ({said})");
+            assert!(
+                said.contains("Read-only file system") || said.contains("Device or resource busy"),
+                "{command}: {said}"
+            );
+        }
+        for target in [name.to_owned(), format!("{folder}/planted-by-write-file")] {
+            let outcome = sandbox
+                .call(
+                    ToolRequest::WriteFile(WriteFile {
+                        path: work.join(&target).display().to_string(),
+                        content: Data::Text("planted by write_file\n".into()),
+                        create_parents: None,
+                    }),
+                    None,
+                    &CancellationToken::new(),
+                )
+                .await;
+            assert!(outcome.result.is_err(), "write_file {target}: {outcome:?}");
+        }
+        assert_eq!(
+            std::fs::read_to_string(work.join(name)).unwrap(),
+            "original\n",
+            "{name}"
+        );
+    }
+    sandbox.close().await.unwrap();
+    for (folder, before) in folders.iter().zip(&before) {
+        assert_eq!(&listing(folder), before, "{}", folder.display());
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_a_command_creates_is_caught_after_the_call_and_a_leftover_process_at_close() {
     let world = world();

@@ -14,6 +14,7 @@ mod local_credentials;
 mod local_escape_fs;
 mod local_escape_grants;
 mod local_escape_net;
+mod local_escape_protected;
 mod local_escape_runner;
 mod local_escape_wall;
 mod local_flood;

@@ -1,8 +1,9 @@
 //! Granted folders that change between the grant and the sandbox's start, on the OpenShell
 //! wall (the gateway double mounts by path, as the real gateway does): a grant replaced by a
-//! link before a resume or a live grant change is refused by the host, and a swap after the
-//! host pinned the folder but before the gateway mounted it is caught from inside (the folder
-//! the runner finds is not the one pinned) and refuses the session.
+//! link (to a never-granted sibling, the host's `/etc`, the host's `/tmp`) before a resume or a
+//! live grant change is refused by the host, and a swap after the host pinned the folder but
+//! before the gateway mounted it is caught from inside (the folder the runner finds is not the
+//! one pinned) and refuses the session.
 
 #![allow(
     clippy::unwrap_used,
@@ -29,117 +30,211 @@ fn sibling(h: &Harness) -> PathBuf {
     sibling
 }
 
-/// Moves the read-write grant aside and links its name to the sibling (a relative link).
-fn replace_with_link(h: &Harness) {
-    std::fs::rename(&h.rw, h.root.path().join("work.real")).unwrap();
-    std::os::unix::fs::symlink("sibling", &h.rw).unwrap();
+/// The link targets of the local wall's suite: a never-granted sibling, the host's `/etc` and
+/// the host's `/tmp` (the excess `..` stop at `/`), each with what a command inside runs to
+/// show it followed the link (prints `ESCAPED`).
+struct LinkAttack {
+    name: &'static str,
+    target: &'static str,
+    command: fn(&Harness, &str) -> String,
 }
 
-async fn read_secret(sandbox: &dyn Sandbox, h: &Harness) -> String {
+const UP: &str = "../../../../../../../../../../../../../../../..";
+
+fn attacks() -> Vec<LinkAttack> {
+    vec![
+        LinkAttack {
+            name: "sibling",
+            target: "sibling",
+            command: |h, _| {
+                format!(
+                    "grep -q SIBLING-SECRET {}/secret.txt && echo ESCAPED",
+                    h.rw.display()
+                )
+            },
+        },
+        LinkAttack {
+            name: "host /etc",
+            target: "../../../../../../../../../../../../../../../../etc",
+            command: |h, _| format!("[ -f {}/passwd ] && echo ESCAPED", h.rw.display()),
+        },
+        LinkAttack {
+            name: "host /tmp",
+            target: "../../../../../../../../../../../../../../../../tmp",
+            command: |h, marker| format!("[ -d {}/{marker} ] && echo ESCAPED", h.rw.display()),
+        },
+    ]
+}
+
+/// A folder of the host's `/tmp` that only the `/tmp` link shows at the grant's path.
+fn tmp_marker() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("paddock-grant-marker-")
+        .tempdir_in("/tmp")
+        .unwrap()
+}
+
+fn marker_name(marker: &tempfile::TempDir) -> String {
+    marker
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Moves the read-write grant aside and links its name to `target` (a relative link).
+fn replace_with_link(h: &Harness, target: &str) {
+    std::fs::rename(&h.rw, h.root.path().join("work.real")).unwrap();
+    std::os::unix::fs::symlink(target, &h.rw).unwrap();
+}
+
+async fn run_inside(sandbox: &dyn Sandbox, command: &str) -> String {
     let outcome = sandbox
-        .call(
-            bash(&format!("cat {}/secret.txt", h.rw.display())),
-            None,
-            &CancellationToken::new(),
-        )
+        .call(bash(command), None, &CancellationToken::new())
         .await;
     bash_result(&outcome).0
 }
 
-fn assert_names_the_link(h: &Harness, err: &ProviderError) {
+fn assert_names_the_link(h: &Harness, attack: &LinkAttack, err: &ProviderError) {
     let text = err.to_string();
     assert!(
         text.contains(&h.rw.display().to_string()) && text.contains("symbolic link"),
-        "{text}"
+        "{}: {text}",
+        attack.name
     );
+}
+
+#[test]
+fn the_link_targets_name_what_they_say() {
+    assert_eq!(
+        std::fs::canonicalize(format!("{}/{UP}/etc", env!("CARGO_TARGET_TMPDIR"))).unwrap(),
+        PathBuf::from("/etc")
+    );
+    for attack in attacks().iter().skip(1) {
+        assert!(attack.target.starts_with(UP), "{}", attack.name);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_grant_replaced_by_a_link_is_refused_on_resume() {
-    let h = Harness::start(Auth::Mtls).await;
-    sibling(&h);
-    replace_with_link(&h);
-    let provider = h.provider();
-    let options = SessionOptions::default();
-    match provider
-        .start_session(&h.request(false), &options, &|_| {})
-        .await
-    {
-        Ok(sandbox) => {
-            let seen = read_secret(sandbox.as_ref(), &h).await;
-            sandbox.close().await.unwrap();
-            panic!("the resumed sandbox followed the link: {seen}");
+    for attack in attacks() {
+        let h = Harness::start(Auth::Mtls).await;
+        sibling(&h);
+        let marker = tmp_marker();
+        replace_with_link(&h, attack.target);
+        let provider = h.provider();
+        let options = SessionOptions::default();
+        match provider
+            .start_session(&h.request(false), &options, &|_| {})
+            .await
+        {
+            Ok(sandbox) => {
+                let seen = run_inside(
+                    sandbox.as_ref(),
+                    &(attack.command)(&h, &marker_name(&marker)),
+                )
+                .await;
+                sandbox.close().await.unwrap();
+                panic!(
+                    "{}: the resumed sandbox followed the link: {seen}",
+                    attack.name
+                );
+            }
+            Err(e) => assert_names_the_link(&h, &attack, &e),
         }
-        Err(e) => assert_names_the_link(&h, &e),
+        assert!(
+            h.double.sandbox_names().is_empty(),
+            "{}: a sandbox was created for a refused grant",
+            attack.name
+        );
     }
-    assert!(
-        h.double.sandbox_names().is_empty(),
-        "a sandbox was created for a refused grant"
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_grant_replaced_by_a_link_is_refused_on_a_grant_change() {
-    let h = Harness::start(Auth::Mtls).await;
-    sibling(&h);
-    let provider = h.provider();
-    let options = SessionOptions::default();
-    let request = h.request(false);
-    let old = provider
-        .start_session(&request, &options, &|_| {})
-        .await
-        .unwrap();
-    replace_with_link(&h);
-    match provider.recreate(&old, &request, &options, &|_| {}).await {
-        Ok((sandbox, _note)) => {
-            let seen = read_secret(sandbox.as_ref(), &h).await;
-            sandbox.close().await.unwrap();
-            panic!("the recreated sandbox followed the link: {seen}");
+    for attack in attacks() {
+        let h = Harness::start(Auth::Mtls).await;
+        sibling(&h);
+        let marker = tmp_marker();
+        let provider = h.provider();
+        let options = SessionOptions::default();
+        let request = h.request(false);
+        let old = provider
+            .start_session(&request, &options, &|_| {})
+            .await
+            .unwrap();
+        replace_with_link(&h, attack.target);
+        match provider.recreate(&old, &request, &options, &|_| {}).await {
+            Ok((sandbox, _note)) => {
+                let seen = run_inside(
+                    sandbox.as_ref(),
+                    &(attack.command)(&h, &marker_name(&marker)),
+                )
+                .await;
+                sandbox.close().await.unwrap();
+                panic!(
+                    "{}: the recreated sandbox followed the link: {seen}",
+                    attack.name
+                );
+            }
+            Err(e) => assert_names_the_link(&h, &attack, &e),
         }
-        Err(e) => assert_names_the_link(&h, &e),
     }
 }
 
 /// The swap lands after the host pinned the folder (the gateway already holds the create
 /// request) and before the gateway mounts it (the double waits before it launches): only the
-/// identity check from inside can see it.
+/// identity check from inside can see it. A link out of the double's new root (`/etc`, `/tmp`)
+/// may instead keep its bubblewrap from placing the mount at all, so the sandbox never becomes
+/// ready: nothing runs either way.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_swap_after_the_pin_is_caught_from_inside() {
-    let h = Harness::start(Auth::Mtls).await;
-    sibling(&h);
-    h.double.set_ready_delay(Duration::from_secs(2));
-    let provider = h.provider();
-    let request = h.request(false);
-    let start = {
-        let (provider, request) = (provider.clone(), request.clone());
-        tokio::spawn(async move {
-            provider
-                .start_session(&request, &SessionOptions::default(), &|_| {})
-                .await
-        })
-    };
-    while h.double.sandbox_names().is_empty() {
-        assert!(
-            !start.is_finished(),
-            "the start ended before the gateway saw it"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    replace_with_link(&h);
-    match start.await.unwrap() {
-        Ok(sandbox) => {
-            let seen = read_secret(sandbox.as_ref(), &h).await;
-            sandbox.close().await.unwrap();
-            panic!("the sandbox mounted the swapped folder: {seen}");
-        }
-        Err(e) => {
-            let text = e.to_string();
+    for attack in attacks() {
+        let h = Harness::start(Auth::Mtls).await;
+        sibling(&h);
+        let marker = tmp_marker();
+        h.double.set_ready_delay(Duration::from_secs(2));
+        let provider = h.provider();
+        let request = h.request(false);
+        let start = {
+            let (provider, request) = (provider.clone(), request.clone());
+            tokio::spawn(async move {
+                provider
+                    .start_session(&request, &SessionOptions::default(), &|_| {})
+                    .await
+            })
+        };
+        while h.double.sandbox_names().is_empty() {
             assert!(
-                matches!(e, ProviderError::AttestationFailed { .. })
-                    && text.contains(&format!("grant_pinned:{}", h.rw.display()))
-                    && text.contains("not the folder that was granted"),
-                "{text}"
+                !start.is_finished(),
+                "{}: the start ended before the gateway saw it",
+                attack.name
             );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        replace_with_link(&h, attack.target);
+        match start.await.unwrap() {
+            Ok(sandbox) => {
+                let seen = run_inside(
+                    sandbox.as_ref(),
+                    &(attack.command)(&h, &marker_name(&marker)),
+                )
+                .await;
+                sandbox.close().await.unwrap();
+                panic!(
+                    "{}: the sandbox mounted the swapped folder: {seen}",
+                    attack.name
+                );
+            }
+            Err(e) => {
+                let text = e.to_string();
+                let inside = matches!(e, ProviderError::AttestationFailed { .. })
+                    && text.contains(&format!("grant_pinned:{}", h.rw.display()))
+                    && text.contains("not the folder that was granted");
+                let never_ready = attack.name != "sibling" && text.contains("sandbox is not ready");
+                assert!(inside || never_ready, "{}: {text}", attack.name);
+            }
         }
     }
 }

@@ -77,6 +77,21 @@ async fn protected_paths_are_read_only_bind_mounts_on_the_openshell_wall() {
         };
         assert!(mounts.contains(&mount), "{mount:?} in {mounts:#?}");
     }
+    // Each was compared from inside with what the host pinned, and none is writable there.
+    let canaries = &sandbox.attestation().canaries;
+    for path in [".git", ".git/config", ".git/hooks", ".bashrc"] {
+        let name = format!("protected_pinned:{rw}/{path}");
+        assert!(
+            canaries.iter().any(|c| c.name == name && c.passed),
+            "{name} in {canaries:#?}"
+        );
+    }
+    assert!(
+        canaries
+            .iter()
+            .any(|c| c.name == "protected_read_only" && c.passed && c.detail.contains("refuse")),
+        "{canaries:#?}"
+    );
 
     let cancel = CancellationToken::new();
     for command in [
@@ -130,4 +145,78 @@ async fn protected_paths_are_read_only_bind_mounts_on_the_openshell_wall() {
     let config = std::fs::read_to_string(h.rw.join(".git/config")).unwrap();
     assert!(!config.contains("fsmonitor"), "{config}");
     assert!(!h.rw.join(".git/hooks/pre-commit").exists());
+}
+
+/// A protected path swapped for a link after the host pinned it (the gateway already holds the
+/// create request) and before the gateway mounts it (the double waits before it launches): the
+/// gateway mounts by path and follows the link, so only the identity check from inside can
+/// see it, and it refuses the session. Both targets: a never-granted sibling and the host's
+/// `/etc`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_protected_path_swapped_after_the_pin_is_caught_from_inside() {
+    for (name, target) in [
+        ("the sibling", "../../sibling"),
+        (
+            "host /etc",
+            "../../../../../../../../../../../../../../../../etc",
+        ),
+    ] {
+        let h = Harness::start(Auth::Mtls).await;
+        git(&h.rw, &["init", "-q", "-b", "main"]);
+        let sibling = h.root.path().join("sibling");
+        std::fs::create_dir(&sibling).unwrap();
+        std::fs::write(sibling.join("secret.txt"), "SIBLING-SECRET\n").unwrap();
+        chown_tree(&h.rw);
+        chown_tree(&sibling);
+        h.double.set_ready_delay(std::time::Duration::from_secs(2));
+        let provider = h.provider();
+        let request = h.request(false);
+        let start = {
+            let (provider, request) = (provider.clone(), request.clone());
+            tokio::spawn(async move {
+                provider
+                    .start_session(&request, &SessionOptions::default(), &|_| {})
+                    .await
+            })
+        };
+        while h.double.sandbox_names().is_empty() {
+            assert!(
+                !start.is_finished(),
+                "{name}: the start ended before the gateway saw it"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        let hooks = h.rw.join(".git/hooks");
+        std::fs::rename(&hooks, h.rw.join(".git/hooks.real")).unwrap();
+        std::os::unix::fs::symlink(target, &hooks).unwrap();
+        match start.await.unwrap() {
+            Ok(sandbox) => {
+                let outcome = sandbox
+                    .call(
+                        bash(&format!(
+                            "cat {h}/secret.txt; ls {h}/passwd; touch {h}/planted",
+                            h = hooks.display()
+                        )),
+                        None,
+                        &CancellationToken::new(),
+                    )
+                    .await;
+                let seen = bash_result(&outcome).0;
+                sandbox.close().await.unwrap();
+                panic!("{name}: the sandbox started with the swapped path mounted: {seen}");
+            }
+            Err(e) => {
+                // Caught from inside; or, for `/etc`, the double's bubblewrap cannot even
+                // place the mount (the link leads out of its new root) and the sandbox never
+                // becomes ready: nothing ran either way.
+                let text = e.to_string();
+                let inside = matches!(e, sandbox_provider::ProviderError::AttestationFailed { .. })
+                    && text.contains(&format!("protected_pinned:{}", hooks.display()));
+                let never_ready = name == "host /etc" && text.contains("sandbox is not ready");
+                assert!(inside || never_ready, "{name}: {text}");
+                assert!(inside || name != "the sibling", "{name}: {text}");
+            }
+        }
+        assert!(!sibling.join("planted").exists());
+    }
 }

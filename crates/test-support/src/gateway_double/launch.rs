@@ -191,6 +191,7 @@ impl Layout {
             cwd: cwd.to_owned(),
             rlimits: Vec::new(),
             grants: Vec::new(),
+            protected: Vec::new(),
         };
         let n = CONFIG_COUNTER.fetch_add(1, Ordering::Relaxed);
         let name = format!("wall-{}-{n}.json", std::process::id());

@@ -20,12 +20,15 @@ pub fn serve(
     exit_on_stdin_eof: bool,
 ) -> Result<(), ModeError> {
     // Serving means running inside a wall: confine the commands before the first can start.
-    let confinement = tool_runner::confine::enable()
+    let confinement = tool_runner::confine::enable(!options.unscoped_signals)
         .map_err(|e| ModeError(format!("cannot confine the commands: {e}")))?;
-    if !confinement.signals_scoped {
+    if options.unscoped_signals {
+        diagnostic("--test-unscoped-signals: the commands' signals are not scoped (tests only)");
+    } else if !confinement.signals_scoped && !confinement.namespace_init {
         diagnostic(
-            "Landlock cannot scope signals here (ABI 6 needed): only the seccomp filter keeps \
-             commands from signalling the runner",
+            "Landlock cannot scope signals here (ABI 6 needed) and the runner is not the first \
+             process of its PID namespace: only the seccomp filter keeps commands from \
+             signalling the runner, and it knows the ids of only two of its threads",
         );
     }
     let runner = runner(options)?;

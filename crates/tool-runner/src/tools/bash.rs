@@ -7,9 +7,11 @@
 //! and kept the pipe cannot hang the call. A background process that redirected its output
 //! elsewhere is left running, as a shell would.
 
+use std::fs::File;
 use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
@@ -67,25 +69,45 @@ pub fn run_bash(ctx: &CallContext<'_>, args: &RunBash) -> Result<RunBashResult, 
     }
     let cap = usize::try_from(cap).unwrap_or(usize::MAX);
     let command = command(ctx, args)?;
-    let started = Instant::now();
-    let mut child = crate::confine::spawn(command)
-        .map_err(|e| ToolError::new(ErrorCode::Io, format!("cannot start bash: {e}")))?;
-    ctx.control.set_process_group(child.id());
-
     let shared: SharedRef = Arc::new(Mutex::new(Shared {
         stdout: Capture::new(cap),
         stderr: Capture::new(cap),
         closed: false,
     }));
+    // The threads that read the pipes and wait for the exit are started before the command:
+    // a command that fills the sandbox's process limit at once (a fork bomb) must not leave
+    // the runner unable to start them.
     let (done_tx, done_rx) = mpsc::channel();
-    let mut readers = 0;
-    if let Some(pipe) = child.stdout.take() {
-        readers += spawn_reader(pipe, Stream::Stdout, &shared, ctx.output, cap, &done_tx);
-    }
-    if let Some(pipe) = child.stderr.take() {
-        readers += spawn_reader(pipe, Stream::Stderr, &shared, ctx.output, cap, &done_tx);
-    }
+    let stdout_pipe = spawn_reader(Stream::Stdout, &shared, ctx.output, cap, &done_tx);
+    let stderr_pipe = spawn_reader(Stream::Stderr, &shared, ctx.output, cap, &done_tx);
     drop(done_tx);
+    let (child_tx, child_rx) = mpsc::channel::<Child>();
+    let (exit_tx, exit_rx) = mpsc::channel();
+    thread::Builder::new()
+        .name("bash-wait".into())
+        .spawn(move || {
+            if let Ok(child) = child_rx.recv() {
+                let _ = exit_tx.send(crate::confine::wait(child));
+            }
+        })
+        .map_err(|e| ToolError::internal(format!("cannot start a thread: {e}")))?;
+
+    let started = Instant::now();
+    let mut child = crate::confine::spawn(command)
+        .map_err(|e| ToolError::new(ErrorCode::Io, format!("cannot start bash: {e}")))?;
+    ctx.control.set_process_group(child.id());
+
+    let mut readers = 0;
+    for (pipe, reader) in [
+        (child.stdout.take().map(OwnedFd::from), stdout_pipe),
+        (child.stderr.take().map(OwnedFd::from), stderr_pipe),
+    ] {
+        if let (Some(pipe), Some(reader)) = (pipe, reader)
+            && reader.send(File::from(pipe)).is_ok()
+        {
+            readers += 1;
+        }
+    }
     if let (Some(mut pipe), Some(stdin)) = (child.stdin.take(), &args.stdin) {
         let bytes = stdin.as_bytes().to_vec();
         // A command that never reads its stdin makes this fail with EPIPE once it exits.
@@ -93,13 +115,9 @@ pub fn run_bash(ctx: &CallContext<'_>, args: &RunBash) -> Result<RunBashResult, 
             .name("bash-stdin".into())
             .spawn(move || pipe.write_all(&bytes));
     }
-    let (exit_tx, exit_rx) = mpsc::channel();
-    thread::Builder::new()
-        .name("bash-wait".into())
-        .spawn(move || {
-            let _ = exit_tx.send(child.wait());
-        })
-        .map_err(|e| ToolError::internal(format!("cannot start a thread: {e}")))?;
+    child_tx
+        .send(child)
+        .map_err(|_| ToolError::internal("run_bash: the waiting thread vanished"))?;
 
     let (status, timed_out) = wait_for_exit(ctx, &exit_rx, started + timeout)?;
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -231,24 +249,29 @@ fn wait_for_readers(done_rx: &Receiver<()>, open: &mut usize) -> bool {
     true
 }
 
+/// Starts a thread that will capture the pipe it is sent; `None` when no thread could be
+/// started (the stream is then not read).
 fn spawn_reader(
-    pipe: impl Read + Send + 'static,
     stream: Stream,
     shared: &SharedRef,
     output: &Arc<dyn OutputSink>,
     cap: usize,
     done: &Sender<()>,
-) -> usize {
+) -> Option<Sender<File>> {
     let shared = Arc::clone(shared);
     let output = Arc::clone(output);
     let done = done.clone();
-    let spawned = thread::Builder::new()
+    let (pipe_tx, pipe_rx) = mpsc::channel::<File>();
+    thread::Builder::new()
         .name("bash-output".into())
         .spawn(move || {
-            read_stream(pipe, stream, &shared, output.as_ref(), cap);
-            let _ = done.send(());
-        });
-    usize::from(spawned.is_ok())
+            if let Ok(pipe) = pipe_rx.recv() {
+                read_stream(pipe, stream, &shared, output.as_ref(), cap);
+                let _ = done.send(());
+            }
+        })
+        .ok()
+        .map(|_| pipe_tx)
 }
 
 /// Captures one pipe and streams its first `cap` bytes as `output` frames.

@@ -97,6 +97,8 @@ pub struct WorldOptions {
     pub limits: Option<LimitSettings>,
     /// Where the walls' cgroups are made (this process's when `None`).
     pub cgroups: Option<CgroupSupport>,
+    /// The runner's commands get no Landlock signal scope, as on a kernel before 6.12.
+    pub unscoped_signals: bool,
 }
 
 pub fn world() -> World {
@@ -139,6 +141,7 @@ pub fn world_with(options: WorldOptions) -> World {
         config.limits = limits;
     }
     config.cgroup_support = options.cgroups;
+    config.test_unscoped_signals = options.unscoped_signals;
     config.credentials = options.credentials;
     World {
         root,
