@@ -167,7 +167,10 @@ pub(crate) fn connector_set(
 /// What one session is offered from the host: the connectors' tools, `web_fetch`.
 pub(crate) struct SessionConnectors {
     set: Arc<ConnectorSet>,
-    web_fetch: Option<Arc<WebFetchTool>>,
+    /// Rebuilt when the session's settings change (a host allowed for it).
+    web_fetch: RwLock<Option<Arc<WebFetchTool>>>,
+    /// The machine's config, for rebuilding `web_fetch`.
+    config: Arc<RwLock<MachineConfig>>,
     redactions: Redactions,
 }
 
@@ -175,11 +178,13 @@ impl SessionConnectors {
     pub(crate) fn new(
         set: Arc<ConnectorSet>,
         web_fetch: Option<WebFetch>,
+        config: Arc<RwLock<MachineConfig>>,
         redactions: Redactions,
     ) -> Self {
         Self {
             set,
-            web_fetch: web_fetch.map(|fetch| Arc::new(WebFetchTool { fetch })),
+            web_fetch: RwLock::new(web_fetch.map(|fetch| Arc::new(WebFetchTool { fetch }))),
+            config,
             redactions,
         }
     }
@@ -195,7 +200,11 @@ fn effect(risk: Risk) -> ToolEffect {
 
 impl SessionConnectors {
     fn web_fetch_entry(&self) -> Option<HostToolEntry> {
-        let tool = self.web_fetch.as_ref()?;
+        let tool = self
+            .web_fetch
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()?;
         let (name, description, schema) = web_fetch::tool_spec();
         Some(HostToolEntry {
             spec: ToolSpec {
@@ -204,7 +213,7 @@ impl SessionConnectors {
                 input_schema: schema,
             },
             effect: ToolEffect::Read,
-            tool: Arc::clone(tool) as Arc<dyn HostTool>,
+            tool: tool as Arc<dyn HostTool>,
         })
     }
 
@@ -264,6 +273,27 @@ impl HostToolSource for SessionConnectors {
         }
         let listed = connector.tool_by_model_name(name)?;
         self.mcp_entry(&connector, listed)
+    }
+
+    /// `web_fetch` follows the session's network allowances: a host allowed for the session
+    /// (or on the machine) is one it may fetch from the next call on. Settings it cannot use
+    /// leave the one it has.
+    fn settings_changed(&self, settings: &SessionSettings) {
+        let config = self
+            .config
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        match session_web_fetch(settings, &config) {
+            Ok(fetch) => {
+                *self
+                    .web_fetch
+                    .write()
+                    .unwrap_or_else(PoisonError::into_inner) =
+                    fetch.map(|fetch| Arc::new(WebFetchTool { fetch }));
+            }
+            Err(e) => tracing::warn!("web_fetch keeps its allow-list: {e}"),
+        }
     }
 
     fn notices(&self) -> Vec<String> {

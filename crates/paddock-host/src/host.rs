@@ -424,6 +424,7 @@ impl Host {
         let source = SessionConnectors::new(
             Arc::clone(&self.inner.connectors),
             web_fetch,
+            Arc::clone(&self.inner.config),
             self.inner.redactions.clone(),
         );
         let tools = self.inner.tools.clone().with_host_source(Arc::new(source));

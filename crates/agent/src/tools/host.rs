@@ -82,4 +82,10 @@ pub trait HostToolSource: Send + Sync {
     fn notices(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// The session's settings changed (a folder granted or revoked, a host allowed): a
+    /// source whose tools depend on them (what `web_fetch` may reach) takes the new ones.
+    fn settings_changed(&self, settings: &protocol::SessionSettings) {
+        let _ = settings;
+    }
 }

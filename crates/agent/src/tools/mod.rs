@@ -134,6 +134,13 @@ impl ToolRegistry {
         self.sources.iter().flat_map(|s| s.notices()).collect()
     }
 
+    /// Tells every source that the session's settings changed.
+    pub fn settings_changed(&self, settings: &protocol::SessionSettings) {
+        for source in &self.sources {
+            source.settings_changed(settings);
+        }
+    }
+
     /// The sources' tool of `name` as it stands now: from the first source that offers it
     /// (later ones were left out of [`ToolRegistry::dynamic`]), never under a fixed tool's
     /// name or with a non-object schema.
