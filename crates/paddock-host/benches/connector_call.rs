@@ -222,24 +222,30 @@ fn row(name: &str, samples: &[Duration]) -> (Duration, Duration) {
     (p50, p99)
 }
 
-/// The connector rows the audit trail holds that are not `started` rows.
+/// The connector's finished rows in the audit trail (every page of its tool-call rows).
 async fn finished_rows(machine: &Machine) -> usize {
-    machine
-        .host
-        .audit_query(audit_store::Query {
-            limit: 1000,
-            ..audit_store::Query::default()
-        })
-        .await
-        .unwrap()
-        .events
-        .into_iter()
-        .filter(|e| {
-            matches!(&e.record, audit_store::AuditRecord::ToolCall(call)
-                if call.status != audit_store::CallStatus::Started
-                    && call.connector.as_deref() == Some("tracker"))
-        })
-        .count()
+    let mut query = audit_store::Query {
+        tool: Some("mcp__tracker__lookup".into()),
+        status: Some(audit_store::CallStatus::Finished),
+        limit: 1000,
+        ..audit_store::Query::default()
+    };
+    let mut rows = 0;
+    loop {
+        let page = machine.host.audit_query(query.clone()).await.unwrap();
+        rows += page
+            .events
+            .iter()
+            .filter(|e| {
+                matches!(&e.record, audit_store::AuditRecord::ToolCall(call)
+                    if call.connector.as_deref() == Some("tracker"))
+            })
+            .count();
+        match page.next {
+            Some(next) => query.cursor = Some(next),
+            None => return rows,
+        }
+    }
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]

@@ -309,46 +309,55 @@ impl AuditSink {
 }
 
 impl AuditSink {
-    /// Commits the audit rows of `events` in one transaction (none when they have none).
-    async fn commit(&self, events: &[Event]) -> Result<(), SinkError> {
-        let rows: Vec<NewEvent> = events
+    /// The audit rows of `events` (updating what the sink remembers of their calls).
+    pub(crate) fn rows(&self, events: &[Event]) -> Vec<NewEvent> {
+        events
             .iter()
             .flat_map(|event| {
                 self.records(event)
                     .into_iter()
                     .map(|record| NewEvent::new(event.session_id.clone(), event.time_ms, record))
             })
-            .collect();
-        if rows.is_empty() {
-            return Ok(());
-        }
-        let (seq, kind) = events
-            .last()
-            .map(|e| (e.seq, e.msg.name().to_owned()))
-            .unwrap_or_default();
-        let failure = |message: String| SinkError {
-            seq,
-            kind: kind.clone(),
-            message,
-        };
-        let store = Arc::clone(&self.store);
-        tokio::task::spawn_blocking(move || {
-            let mut store = store.lock().unwrap_or_else(PoisonError::into_inner);
-            store.append_batch(&rows).map(|_| ())
-        })
-        .await
-        .map_err(|e| failure(format!("the audit writer failed: {e}")))?
-        .map_err(|e| failure(e.to_string()))
+            .collect()
     }
+}
+
+/// Commits `rows` in one transaction on the calling thread (a blocking context).
+pub(crate) fn commit_now(
+    store: &Mutex<AuditStore>,
+    rows: &[NewEvent],
+) -> Result<(), audit_store::AuditError> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let mut store = store.lock().unwrap_or_else(PoisonError::into_inner);
+    store.append_batch(rows).map(|_| ())
+}
+
+/// The error of a batch's commit, named after its last event.
+pub(crate) fn sink_error(events: &[Event], message: String) -> SinkError {
+    let (seq, kind) = events
+        .last()
+        .map(|e| (e.seq, e.msg.name().to_owned()))
+        .unwrap_or_default();
+    SinkError { seq, kind, message }
 }
 
 #[async_trait]
 impl EventSink for AuditSink {
     async fn record(&self, event: &Event) -> Result<(), SinkError> {
-        self.commit(std::slice::from_ref(event)).await
+        self.record_batch(std::slice::from_ref(event)).await
     }
 
     async fn record_batch(&self, events: &[Event]) -> Result<(), SinkError> {
-        self.commit(events).await
+        let rows = self.rows(events);
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let store = self.store();
+        crate::journal::blocking(move || commit_now(&store, &rows))
+            .await
+            .map_err(|e| sink_error(events, format!("the audit writer failed: {e}")))?
+            .map_err(|e| sink_error(events, e.to_string()))
     }
 }

@@ -16,6 +16,26 @@ use crate::{backend, migrations, sqlite};
 /// Most events one read returns.
 pub const EVENT_LOG_PAGE: usize = 1000;
 
+/// Events encoded for the log (`session_id`, `seq`, `time_ms`, the event's JSON), ready for
+/// [`SqliteEventLog::append_now`].
+#[derive(Debug, Clone)]
+pub struct LogRows(Vec<(String, i64, i64, String)>);
+
+impl LogRows {
+    pub fn encode(events: &[Event]) -> Result<Self, StoreError> {
+        events
+            .iter()
+            .map(|event| {
+                let text = serde_json::to_string(event)
+                    .map_err(|e| backend("encoding an event for the log", e))?;
+                let seq = i64::try_from(event.seq).unwrap_or(i64::MAX);
+                Ok((event.session_id.clone(), seq, event.time_ms, text))
+            })
+            .collect::<Result<Vec<_>, StoreError>>()
+            .map(Self)
+    }
+}
+
 /// Durable events of every session, in one SQLite file shared by every Paddock process of
 /// the machine. WAL with `synchronous=NORMAL`: an appended event survives the process being
 /// killed (the audit trail, not this log, is the record that survives power loss).
@@ -85,27 +105,34 @@ impl SqliteEventLog {
     /// committed. Each is accepted again as a retry, or refused under a number already used
     /// for another event, as [`SqliteEventLog::append`] does.
     pub async fn append_batch(&self, events: &[Event]) -> Result<(), StoreError> {
-        let rows = events
-            .iter()
-            .map(|event| {
-                let text = serde_json::to_string(event)
-                    .map_err(|e| backend("encoding an event for the log", e))?;
-                let seq = i64::try_from(event.seq).unwrap_or(i64::MAX);
-                Ok((event.session_id.clone(), seq, event.time_ms, text))
-            })
-            .collect::<Result<Vec<_>, StoreError>>()?;
-        self.run(move |connection| {
-            let transaction = connection
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(|e| backend("appending to the event log", e))?;
-            for (session_id, seq, time_ms, text) in &rows {
-                append_row(&transaction, session_id, *seq, *time_ms, text)?;
-            }
-            transaction
-                .commit()
-                .map_err(|e| backend("appending to the event log", e))
-        })
-        .await
+        let rows = LogRows::encode(events)?;
+        let log = self.clone();
+        tokio::task::spawn_blocking(move || log.append_now(&rows))
+            .await
+            .map_err(|e| backend("the event log's worker thread failed", e))?
+    }
+
+    /// [`SqliteEventLog::append_batch`] on the calling thread, for a caller already in a
+    /// blocking context (it waits for SQLite, and for other processes' locks).
+    pub fn append_now(&self, rows: &LogRows) -> Result<(), StoreError> {
+        let mut connection = self
+            .connection
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        sqlite::retry_busy(
+            || {
+                let transaction = connection
+                    .transaction_with_behavior(TransactionBehavior::Immediate)
+                    .map_err(|e| backend("appending to the event log", e))?;
+                for (session_id, seq, time_ms, text) in &rows.0 {
+                    append_row(&transaction, session_id, *seq, *time_ms, text)?;
+                }
+                transaction
+                    .commit()
+                    .map_err(|e| backend("appending to the event log", e))
+            },
+            |e| matches!(e, StoreError::Busy(_)),
+        )
     }
 
     /// Up to `limit` (at most [`EVENT_LOG_PAGE`]) events of `session_id` numbered after
