@@ -191,11 +191,10 @@ impl AuditStore {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         let (mut seq, mut prev_hash) = tx
-            .query_row(
-                "SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1",
-                [],
-                |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)),
-            )
+            .prepare_cached("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1")?
+            .query_row([], |row| {
+                Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
+            })
             .optional()?
             .unwrap_or((0, GENESIS.to_string()));
         let mut opened_here: Vec<String> = Vec::new();
