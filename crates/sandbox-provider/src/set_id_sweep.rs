@@ -7,7 +7,7 @@
 //! file in a granted folder would let any local user who can reach it run it as its owner
 //! (root, when Paddock runs as root). The walk opens everything relative to its folder's handle
 //! and follows no link, so nothing outside the grants is touched; it stops after
-//! [`MAX_ENTRIES`] entries and says so.
+//! [`MAX_ENTRIES`] entries, and then fails: what it did not look at is not reported clean.
 
 use std::ffi::CString;
 use std::io;
@@ -28,13 +28,14 @@ pub struct SetIdSweep {
     pub stripped: Vec<(PathBuf, u32)>,
     /// Files or folders that could not be checked or stripped, with the reason.
     pub failed: Vec<(PathBuf, String)>,
-    /// The walk stopped at [`MAX_ENTRIES`].
-    pub truncated: bool,
+    /// The walk stopped at its limit (`Some(limit)`), leaving entries unchecked.
+    pub truncated: Option<usize>,
 }
 
 impl SetIdSweep {
     /// The attestation entry that records the sweep (the audit trail's first record of a
-    /// session): it fails when a set-id file could not be stripped.
+    /// session): it fails when a set-id file could not be stripped, and when the walk stopped
+    /// at its limit (the rest of the folders was not checked).
     pub fn canary(&self) -> CanaryResult {
         let shown = |items: Vec<String>| -> String {
             let more = items.len().saturating_sub(10);
@@ -68,32 +69,36 @@ impl SetIdSweep {
                 )
             ));
         }
-        if self.truncated {
-            detail.push_str(&format!("; stopped after {MAX_ENTRIES} entries"));
+        if let Some(limit) = self.truncated {
+            detail = format!(
+                "the sweep stopped after {limit} entries, so the rest of the read-write folders \
+                 was not checked for set-uid or set-gid files; grant a smaller folder ({detail})"
+            );
         }
         CanaryResult {
             name: "set_id_files_stripped".to_owned(),
-            passed: self.failed.is_empty(),
+            passed: self.failed.is_empty() && self.truncated.is_none(),
             detail,
         }
     }
 }
 
-/// The sweep at a wall's close: what it stripped or could not strip is logged as a warning and
-/// returned; the close hands it to the session, which records it (`sandbox_closed`) in the
-/// audit trail before the session's end is committed.
-pub fn sweep_at_close(sandbox: &str, folders: &[FolderGrant]) -> SetIdSweep {
-    let report = sweep(folders);
-    if !report.stripped.is_empty() || !report.failed.is_empty() {
+/// The sweep at a wall's close: what it stripped or could not strip (or an unfinished walk) is
+/// logged as a warning and returned; the close hands it to the session, which records it
+/// (`sandbox_closed`) in the audit trail before the session's end is committed.
+pub fn sweep_at_close(sandbox: &str, folders: &[FolderGrant], limit: usize) -> SetIdSweep {
+    let report = sweep(folders, limit);
+    if !report.stripped.is_empty() || !report.failed.is_empty() || report.truncated.is_some() {
         tracing::warn!(sandbox, "set-id files at close: {}", report.canary().detail);
     }
     report
 }
 
-/// Sweeps the read-write folders of `folders` (read-only ones are the user's, untouched).
-pub fn sweep(folders: &[FolderGrant]) -> SetIdSweep {
+/// Sweeps the read-write folders of `folders` (read-only ones are the user's, untouched),
+/// looking at `limit` entries at most ([`MAX_ENTRIES`] but in tests).
+pub fn sweep(folders: &[FolderGrant], limit: usize) -> SetIdSweep {
     let mut report = SetIdSweep::default();
-    let mut budget = MAX_ENTRIES;
+    let mut budget = limit;
     for folder in folders {
         if folder.access != FolderAccess::ReadWrite {
             continue;
@@ -104,6 +109,9 @@ pub fn sweep(folders: &[FolderGrant]) -> SetIdSweep {
                 .failed
                 .push((PathBuf::from(&folder.path), e.to_string())),
         }
+    }
+    if report.truncated.is_some() {
+        report.truncated = Some(limit);
     }
     report
 }
@@ -118,7 +126,7 @@ fn sweep_dir(dir: &OwnedFd, path: &Path, report: &mut SetIdSweep, budget: &mut u
     };
     for entry in listing.flatten() {
         if *budget == 0 {
-            report.truncated = true;
+            report.truncated = Some(0);
             return;
         }
         *budget -= 1;
@@ -248,10 +256,13 @@ mod tests {
         )
         .unwrap();
 
-        let report = sweep(&[
-            grant(&rw, FolderAccess::ReadWrite),
-            grant(&ro, FolderAccess::ReadOnly),
-        ]);
+        let report = sweep(
+            &[
+                grant(&rw, FolderAccess::ReadWrite),
+                grant(&ro, FolderAccess::ReadOnly),
+            ],
+            MAX_ENTRIES,
+        );
         let mut stripped: Vec<_> = report
             .stripped
             .iter()
@@ -297,9 +308,34 @@ mod tests {
             canary.detail
         );
         assert!(
-            sweep(&[grant(&rw, FolderAccess::ReadWrite)])
+            sweep(&[grant(&rw, FolderAccess::ReadWrite)], MAX_ENTRIES)
                 .stripped
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn a_sweep_cut_off_at_its_limit_fails_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let rw = dir.path().join("rw");
+        std::fs::create_dir_all(rw.join("sub")).unwrap();
+        for i in 0..10 {
+            std::fs::write(rw.join(format!("sub/f{i}")), "").unwrap();
+        }
+        let folders = [grant(&rw, FolderAccess::ReadWrite)];
+        let cut = sweep(&folders, 5);
+        assert_eq!(cut.truncated, Some(5));
+        let canary = cut.canary();
+        assert!(!canary.passed, "{canary:?}");
+        assert!(
+            canary.detail.contains("stopped after 5 entries")
+                && canary.detail.contains("not checked"),
+            "{}",
+            canary.detail
+        );
+        // Enough room: the same folder is clean.
+        let whole = sweep(&folders, 11);
+        assert_eq!(whole.truncated, None);
+        assert!(whole.canary().passed, "{:?}", whole.canary());
     }
 }

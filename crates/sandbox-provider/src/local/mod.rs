@@ -105,6 +105,9 @@ pub struct LocalConfig {
     /// `--test-unscoped-signals`), as on a kernel before 6.12, so the attack suite shows
     /// what else keeps signals off the runner. Never set outside tests.
     pub test_unscoped_signals: bool,
+    /// The most entries the set-id sweep of the read-write folders looks at, at a start and at
+    /// a close (200,000); a sweep that stops there fails its check. Lowered by tests only.
+    pub set_id_sweep_limit: usize,
 }
 
 impl LocalConfig {
@@ -134,6 +137,7 @@ impl LocalConfig {
             limits: LimitSettings::default(),
             cgroup_support: None,
             test_unscoped_signals: false,
+            set_id_sweep_limit: set_id_sweep::MAX_ENTRIES,
         }
     }
 }
@@ -204,7 +208,7 @@ impl LocalProvider {
         let pinned = pin_grants(request)?;
         // Set-id files left in the read-write folders (by a wall that crashed, or placed from
         // outside) lose their bits before the wall starts; the attestation records it.
-        let swept = set_id_sweep::sweep(&request.folders);
+        let swept = set_id_sweep::sweep(&request.folders, self.config.set_id_sweep_limit);
         // SAFETY-free: geteuid/getegid through the launcher's helper and std.
         let euid = paddock_wall::privileges::effective_uid();
         let egid = std::os::unix::fs::MetadataExt::gid(
@@ -594,6 +598,7 @@ impl LocalProvider {
             proxy_stats,
             stop_proxy,
             folders: request.folders.clone(),
+            set_id_sweep_limit: self.config.set_id_sweep_limit,
             protected,
         };
         let attested = canaries::attest(
