@@ -42,6 +42,79 @@ impl Drop for EtcFile {
     }
 }
 
+/// A root-only folder (0700) in the host's `/etc` holding a file others could read, removed
+/// whole when dropped.
+struct EtcFolder(PathBuf);
+
+impl EtcFolder {
+    fn plant(name: &str, text: &str) -> Self {
+        let path = PathBuf::from("/etc").join(name);
+        std::fs::create_dir(&path).unwrap();
+        std::fs::write(path.join("inside.pem"), text).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700)).unwrap();
+        Self(path)
+    }
+}
+
+impl Drop for EtcFolder {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Running as root on root's folders, the sandbox's processes are host uid 0 (1000 inside):
+/// a root-only file inside a folder `/etc` shows (`ssl/certs`), or a root-only folder there,
+/// would be theirs to read in a copy that kept modes. Neither is copied.
+#[tokio::test(flavor = "multi_thread")]
+async fn root_only_entries_inside_an_allowed_etc_folder_are_absent() {
+    let name = format!("paddock-root-only-{}", std::process::id());
+    let file = EtcFile::plant(&format!("ssl/certs/{name}"), "ROOT-ONLY-SECRET\n");
+    let folder = EtcFolder::plant(&format!("ssl/certs/{name}.d"), "ROOT-ONLY-SECRET\n");
+    let w = world();
+    let s = w.start().await;
+    let r = bash(
+        s.as_ref(),
+        &format!(
+            "echo owner $(id -u) $(stat -c %u /usr); \
+             cat /etc/ssl/certs/{name} /etc/ssl/certs/{name}.d/inside.pem; \
+             ls /etc/ssl/certs | grep -c . ; ls -d /etc/ssl/certs/{name}*"
+        ),
+    )
+    .await;
+    s.close().await.unwrap();
+    drop((file, folder));
+    let out = format!("{}{}", stdout(&r), stderr(&r));
+    // The sandbox's processes are host root (seen as 1000 inside): root's files are theirs.
+    let seen = stdout(&r);
+    let owner: Vec<&str> = seen
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert!(
+        owner.len() == 3 && owner[1] == owner[2],
+        "the sandbox must own root's files for this attack: {out}"
+    );
+    assert!(!out.contains("ROOT-ONLY-SECRET"), "{out}");
+    for path in [
+        format!("/etc/ssl/certs/{name}:"),
+        format!("/etc/ssl/certs/{name}.d/inside.pem:"),
+    ] {
+        assert!(
+            out.contains(&format!("{path} No such file")),
+            "{path} is there: {out}"
+        );
+    }
+    // The rest of the folder is there: the certificates others may read.
+    let listed: usize = stdout(&r)
+        .lines()
+        .nth(1)
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0);
+    assert!(listed > 10, "the certificates are missing: {out}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_root_only_etc_file_is_absent() {
     let name = format!("paddock-root-only-{}", std::process::id());
