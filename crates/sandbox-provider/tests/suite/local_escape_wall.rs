@@ -14,7 +14,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
-use sandbox_provider::Sandbox;
+use protocol::{FolderAccess, FolderGrant};
+use sandbox_provider::{Sandbox, SandboxRequest};
 use support::*;
 
 fn q(path: &Path) -> String {
@@ -331,36 +332,105 @@ fn set_id_files(dir: &Path) -> Vec<String> {
     found
 }
 
+/// A folder of this test's under `base` on the host, made with `base` when it is missing;
+/// removed when dropped (with `base`'s missing ancestors, if the test made them).
+struct HostFolder {
+    dir: Option<tempfile::TempDir>,
+    made: Option<PathBuf>,
+}
+
+impl HostFolder {
+    fn under(base: &Path) -> Self {
+        let made = base
+            .ancestors()
+            .take_while(|a| !a.exists())
+            .last()
+            .map(Path::to_path_buf);
+        std::fs::create_dir_all(base).unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix("paddock-skeleton-")
+            .tempdir_in(base)
+            .unwrap();
+        Self {
+            dir: Some(dir),
+            made,
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.as_ref().unwrap().path()
+    }
+}
+
+impl Drop for HostFolder {
+    fn drop(&mut self) {
+        drop(self.dir.take());
+        if let Some(made) = &self.made {
+            let _ = std::fs::remove_dir_all(made);
+        }
+    }
+}
+
+/// Grants two folders deep in the wall's own writable folders, `/tmp` and the wall's home
+/// (`/home/paddock` inside), whatever `$TMPDIR` says: the folders above them are the wall's
+/// skeleton, which a command can neither move, empty nor add to.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_skeleton_above_the_grants_cannot_be_moved() {
     let w = world();
-    let s = w.start().await;
-    // The test's folders lie under /tmp (the wall's own /tmp inside): the folder above the
-    // grants is the wall's skeleton.
-    let top = w.root.path();
-    assert!(
-        top.starts_with("/tmp"),
-        "the test needs its folders under /tmp"
-    );
-    let r = bash(
-        s.as_ref(),
-        &format!(
-            "cd /; mv {top} /tmp/moved; rmdir {work}; mv {work} {top}/elsewhere; \
-             mkdir {top}/new && echo CREATED; true",
-            top = q(top),
-            work = q(&w.work())
-        ),
-    )
-    .await;
-    assert!(!stdout(&r).contains("CREATED"), "{}", stdout(&r));
+    let in_tmp = HostFolder::under(Path::new("/tmp"));
+    let in_home = HostFolder::under(Path::new(sandbox_provider::local::HOME_INSIDE));
+    let grants: Vec<(PathBuf, PathBuf)> = [&in_tmp, &in_home]
+        .iter()
+        .map(|top| {
+            let work = top.path().join("work");
+            std::fs::create_dir(&work).unwrap();
+            std::fs::write(work.join("kept.txt"), "kept\n").unwrap();
+            (top.path().to_path_buf(), work)
+        })
+        .collect();
+    let request = SandboxRequest {
+        folders: grants
+            .iter()
+            .map(|(_, work)| FolderGrant {
+                path: work.display().to_string(),
+                access: FolderAccess::ReadWrite,
+            })
+            .collect(),
+        cwd: grants[0].1.display().to_string(),
+        ..w.request(&[])
+    };
+    let s = match w.provider.start_local(&request, &|_| {}).await {
+        Ok(s) => s,
+        Err(e) => panic!("the wall did not start: {e}"),
+    };
+    for (top, work) in &grants {
+        let base = top.parent().unwrap();
+        let r = bash(
+            s.as_ref(),
+            &format!(
+                "cd /; mv {top} {moved}; rmdir {work}; mv {work} {top}/elsewhere; \
+                 mkdir {top}/new && echo CREATED; true",
+                top = q(top),
+                moved = q(&base.join("moved")),
+                work = q(work)
+            ),
+        )
+        .await;
+        assert!(!stdout(&r).contains("CREATED"), "{}", stdout(&r));
+        let r = bash(s.as_ref(), &format!("cat {}/kept.txt", q(work))).await;
+        assert_eq!(stdout(&r), "kept\n", "{}: {}", work.display(), stderr(&r));
+    }
     let r = bash(s.as_ref(), "pwd && echo still-working").await;
     assert_eq!(
         stdout(&r),
-        format!("{}\nstill-working\n", w.work().display()),
+        format!("{}\nstill-working\n", grants[0].1.display()),
         "{}",
         stderr(&r)
     );
     s.close().await.unwrap();
+    for (top, work) in &grants {
+        assert!(work.join("kept.txt").is_file(), "{} moved", top.display());
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
