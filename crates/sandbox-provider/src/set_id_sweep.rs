@@ -131,52 +131,82 @@ fn sweep_dir(dir: &OwnedFd, path: &Path, report: &mut SetIdSweep, budget: &mut u
         }
         *budget -= 1;
         let name = entry.file_name();
-        let child = path.join(&name);
         let Ok(kind) = entry.file_type() else {
             continue;
         };
-        if !(kind.is_dir() || kind.is_file()) {
-            continue;
-        }
-        let fd = match open_entry(dir, name.as_bytes()) {
-            Ok(fd) => fd,
-            // Replaced by a link (or removed) since it was listed: nothing of ours to strip.
-            Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENOENT)) => continue,
-            Err(e) => {
-                report.failed.push((child, e.to_string()));
-                continue;
+        if kind.is_dir() {
+            match open_entry(dir, name.as_bytes(), libc::O_DIRECTORY) {
+                Ok(fd) => sweep_dir(&fd, &path.join(&name), report, budget),
+                // Replaced by a link, a file, or removed since it was listed: nothing of ours.
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::ELOOP | libc::ENOENT | libc::ENOTDIR)
+                    ) => {}
+                Err(e) => report.failed.push((path.join(&name), e.to_string())),
             }
-        };
-        let stat = match fstat(&fd) {
-            Ok(stat) => stat,
-            Err(e) => {
-                report.failed.push((child, e.to_string()));
-                continue;
-            }
-        };
-        match stat.st_mode & libc::S_IFMT {
-            libc::S_IFDIR => sweep_dir(&fd, &child, report, budget),
-            libc::S_IFREG if stat.st_mode & (libc::S_ISUID | libc::S_ISGID) != 0 => {
-                let mode = stat.st_mode & 0o7777;
-                match fchmod(&fd, mode & !(libc::S_ISUID | libc::S_ISGID)) {
-                    Ok(()) => report.stripped.push((child, mode)),
-                    Err(e) => report.failed.push((child, e.to_string())),
+        } else if kind.is_file() {
+            // One `fstatat` per file: the few with a set-id bit are opened, the rest never.
+            match stat_entry(dir, name.as_bytes()) {
+                Ok(stat) if is_set_id_file(stat.st_mode) => {
+                    strip(dir, name.as_bytes(), &path.join(&name), report);
                 }
+                Ok(_) => {}
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+                Err(e) => report.failed.push((path.join(&name), e.to_string())),
             }
-            _ => {}
         }
     }
 }
 
-/// Opens `name` in `dir` for reading, following no link and never blocking (a FIFO).
-fn open_entry(dir: &OwnedFd, name: &[u8]) -> io::Result<OwnedFd> {
+fn is_set_id_file(mode: u32) -> bool {
+    mode & libc::S_IFMT == libc::S_IFREG && mode & (libc::S_ISUID | libc::S_ISGID) != 0
+}
+
+/// Removes the set-id bits of `name` in `dir`, opened following no link and checked again
+/// through the open descriptor (it may have been replaced since it was looked at).
+fn strip(dir: &OwnedFd, name: &[u8], child: &Path, report: &mut SetIdSweep) {
+    let fd = match open_entry(dir, name, 0) {
+        Ok(fd) => fd,
+        // Replaced by a link (or removed) since it was listed: nothing of ours to strip.
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENOENT)) => return,
+        Err(e) => {
+            report.failed.push((child.to_owned(), e.to_string()));
+            return;
+        }
+    };
+    let stat = match fstat(&fd) {
+        Ok(stat) => stat,
+        Err(e) => {
+            report.failed.push((child.to_owned(), e.to_string()));
+            return;
+        }
+    };
+    if !is_set_id_file(stat.st_mode) {
+        return;
+    }
+    let mode = stat.st_mode & 0o7777;
+    match fchmod(&fd, mode & !(libc::S_ISUID | libc::S_ISGID)) {
+        Ok(()) => report.stripped.push((child.to_owned(), mode)),
+        Err(e) => report.failed.push((child.to_owned(), e.to_string())),
+    }
+}
+
+/// Opens `name` in `dir` for reading (with `flags` added), following no link and never
+/// blocking (a FIFO).
+fn open_entry(dir: &OwnedFd, name: &[u8], flags: i32) -> io::Result<OwnedFd> {
     let name = CString::new(name).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
     // SAFETY: `name` is NUL-terminated and lives for the call; `dir` is an open descriptor.
     let fd = unsafe {
         libc::openat(
             dir.as_raw_fd(),
             name.as_ptr(),
-            libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY,
+            libc::O_RDONLY
+                | libc::O_NOFOLLOW
+                | libc::O_NONBLOCK
+                | libc::O_CLOEXEC
+                | libc::O_NOCTTY
+                | flags,
         )
     };
     if fd < 0 {
@@ -184,6 +214,27 @@ fn open_entry(dir: &OwnedFd, name: &[u8]) -> io::Result<OwnedFd> {
     }
     // SAFETY: `fd` was just returned by openat and is owned here alone.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// `fstatat(dir, name, AT_SYMLINK_NOFOLLOW)`: the entry itself, a link not followed.
+fn stat_entry(dir: &OwnedFd, name: &[u8]) -> io::Result<libc::stat> {
+    let name = CString::new(name).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: an all-zero `stat` is a valid value of this plain C struct.
+    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `name` is NUL-terminated, `dir` open and `stat` writable for the call.
+    let rc = unsafe {
+        libc::fstatat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            &mut stat,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    if rc == 0 {
+        Ok(stat)
+    } else {
+        Err(io::Error::last_os_error())
+    }
 }
 
 fn fstat(fd: &OwnedFd) -> io::Result<libc::stat> {
