@@ -238,6 +238,8 @@ fn the_runner_command_serves_every_folder_with_its_access() {
             "/dev/null",
             "--writable",
             "/home/alice/project",
+            "--writable",
+            "/sandbox",
         ]
     );
 }

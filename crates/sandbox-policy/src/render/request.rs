@@ -23,6 +23,8 @@ pub const RUNNER_SOCKET: &str = "/run/paddock/runner.sock";
 /// The socket's folder: a small tmpfs mount the runner binds its socket in; its commands
 /// cannot change it (see [`runner_command`]).
 pub const RUNNER_SOCKET_DIR: &str = "/run/paddock";
+/// OpenShell's working folder, writable in every sandbox (the policy's `include_workdir`).
+pub const WORKDIR: &str = "/sandbox";
 /// The tmpfs size for the socket folder.
 const SOCKET_DIR_BYTES: u32 = 1024 * 1024;
 
@@ -31,10 +33,11 @@ pub const SESSION_LABEL: &str = "paddock.session";
 pub const MACHINE_LABEL: &str = "paddock.machine";
 
 /// The runner's `serve` invocation: `<runner-dir>/tool-runner serve --socket … --root P:rw|ro
-/// … --cwd … --writable W …`, where `writable` are the policy's read-write paths: the runner's
-/// commands may change entries beneath those alone, never in the socket's folder (left out
-/// here), so no command can replace the socket the host attaches to. Kept as one small
-/// function so the flags follow the runner.
+/// … --cwd … --writable W …`, where `writable` are the policy's read-write paths (and the
+/// workdir, which `include_workdir` makes writable): the runner's commands may change entries
+/// beneath those alone, never in the socket's folder (left out here), so no command can
+/// replace the socket the host attaches to. Kept as one small function so the flags follow
+/// the runner.
 pub fn runner_command(
     runner_dir: &str,
     folders: &[FolderSpec],
@@ -57,7 +60,12 @@ pub fn runner_command(
     }
     command.push("--cwd".to_owned());
     command.push(cwd.to_owned());
-    for path in writable.iter().filter(|p| *p != RUNNER_SOCKET_DIR) {
+    let workdir = [WORKDIR.to_owned()];
+    for path in writable
+        .iter()
+        .chain(&workdir)
+        .filter(|p| *p != RUNNER_SOCKET_DIR)
+    {
         command.push("--writable".to_owned());
         command.push(path.clone());
     }

@@ -4,7 +4,7 @@
 //! socket away and listened there itself would answer that attach, with the genuine runner's
 //! hello copied and forged results after it. The runner's socket folder is not writable by
 //! its commands, so the forger never gets the path, and the re-attached call is the genuine
-//! runner's.
+//! runner's; everywhere else the policy lets them write, they still can.
 
 #![allow(
     clippy::unwrap_used,
@@ -68,5 +68,30 @@ async fn a_command_cannot_take_the_runner_s_place_for_the_next_attach() {
     for refused in ["refused rename", "refused unlink", "refused bind"] {
         assert!(said.contains(refused), "{refused} missing: {said}");
     }
+    sandbox.close().await.unwrap();
+}
+
+/// Fixing the socket's folder takes nothing else from the commands: they make, move, link and
+/// remove entries where the policy lets them write (the workdir `/sandbox`, `/tmp`, the
+/// read-write grant), across those folders too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_commands_still_change_what_the_policy_lets_them_write() {
+    let h = Harness::start(Auth::Mtls).await;
+    let provider = h.provider();
+    let sandbox = provider.start(&h.request(false), &|_| {}).await.unwrap();
+    let rw = h.rw.display();
+    let outcome = sandbox
+        .call(
+            bash(&format!(
+                "set -e; cd /sandbox; mkdir -p a/b; : > a/b/f; mv a/b/f a/g; ln -s g a/h; \
+                 mv a /tmp/a; mv /tmp/a {rw}/a; rm -r {rw}/a; : > /tmp/t; ln /tmp/t /tmp/u; \
+                 rm /tmp/t /tmp/u; echo ok"
+            )),
+            None,
+            &CancellationToken::new(),
+        )
+        .await;
+    let (out, code) = bash_result(&outcome);
+    assert_eq!((out.as_str(), code), ("ok\n", Some(0)));
     sandbox.close().await.unwrap();
 }
