@@ -32,6 +32,12 @@ pub fn serve(
              signalling the runner, and it knows the ids of only two of its threads",
         );
     }
+    if !confinement.folders_fixed {
+        diagnostic(
+            "no --writable folders given: the commands may change the socket's folder as far \
+             as the wall lets them (a command could take the socket's place)",
+        );
+    }
     let runner = runner(options)?;
     let listener = bind(socket)?;
     let (stop_tx, stop_rx) = mpsc::channel::<&'static str>();
