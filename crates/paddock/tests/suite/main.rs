@@ -16,6 +16,7 @@ mod connectors;
 mod end_to_end;
 mod host_run_files;
 mod keys;
+mod resume_grants;
 mod sandbox_check;
 mod sessions;
 mod up;

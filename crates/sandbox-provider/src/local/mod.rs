@@ -105,6 +105,9 @@ pub struct LocalConfig {
     /// `--test-unscoped-signals`), as on a kernel before 6.12, so the attack suite shows
     /// what else keeps signals off the runner. Never set outside tests.
     pub test_unscoped_signals: bool,
+    /// The most entries the set-id sweep of the read-write folders looks at, at a start and at
+    /// a close (200,000); a sweep that stops there fails its check. Lowered by tests only.
+    pub set_id_sweep_limit: usize,
 }
 
 impl LocalConfig {
@@ -134,6 +137,7 @@ impl LocalConfig {
             limits: LimitSettings::default(),
             cgroup_support: None,
             test_unscoped_signals: false,
+            set_id_sweep_limit: set_id_sweep::MAX_ENTRIES,
         }
     }
 }
@@ -203,8 +207,13 @@ impl LocalProvider {
         self.check_grants(request)?;
         let pinned = pin_grants(request)?;
         // Set-id files left in the read-write folders (by a wall that crashed, or placed from
-        // outside) lose their bits before the wall starts; the attestation records it.
-        let swept = set_id_sweep::sweep(&request.folders);
+        // outside) lose their bits on a thread of their own while the wall is built; the
+        // attestation waits for it and records it, so it is done before any command of the
+        // session runs (only the canaries run before, and they make no set-id file).
+        let swept = {
+            let (folders, limit) = (request.folders.clone(), self.config.set_id_sweep_limit);
+            tokio::task::spawn_blocking(move || set_id_sweep::sweep(&folders, limit))
+        };
         // SAFETY-free: geteuid/getegid through the launcher's helper and std.
         let euid = paddock_wall::privileges::effective_uid();
         let egid = std::os::unix::fs::MetadataExt::gid(
@@ -223,28 +232,44 @@ impl LocalProvider {
                 sanitize(&request.session_id)
             )),
         };
+        // The walk decides the mounts, so it comes first; its inotify watches (one per folder,
+        // the larger part of its cost on a large grant) are added on a thread of their own
+        // while the wall is built, and awaited before the wall is handed out.
         let protected =
-            crate::protected::start_for(request, &self.config.quarantine_dir, true).await?;
-        progress(protected.summary());
+            crate::protected::start_unwatched_for(request, &self.config.quarantine_dir, true)
+                .await?;
+        let watching = {
+            let protected = Arc::clone(&protected);
+            tokio::task::spawn_blocking(move || protected.add_watches())
+        };
         progress(format!(
             "building the local wall in {}",
             dirs.root.display()
         ));
         let found = StartChecks {
             pinned: &pinned,
-            swept: &swept,
+            swept,
             protected,
         };
-        match self
+        let built = self
             .build(request, found, &preflight, identity, &dirs)
-            .await
-        {
-            Ok(sandbox) => Ok(sandbox),
+            .await;
+        let watched = watching.await;
+        let sandbox = match built {
+            Ok(sandbox) => sandbox,
             Err(e) => {
                 let _ = remove_sandbox_folder(&dirs.root);
-                Err(e)
+                return Err(e);
             }
+        };
+        if let Err(e) = watched {
+            let _ = sandbox.close().await;
+            return Err(ProviderError::Unavailable {
+                reason: format!("watching the granted folders failed: {e}"),
+            });
         }
+        progress(sandbox.protected.summary());
+        Ok(sandbox)
     }
 
     /// Closes `old` and starts a wall for `request` (a session whose folders changed):
@@ -594,6 +619,7 @@ impl LocalProvider {
             proxy_stats,
             stop_proxy,
             folders: request.folders.clone(),
+            set_id_sweep_limit: self.config.set_id_sweep_limit,
             protected,
         };
         let attested = canaries::attest(
@@ -612,6 +638,13 @@ impl LocalProvider {
             },
         )
         .await;
+        let swept = swept.await.unwrap_or_else(|e| SetIdSweep {
+            failed: vec![(
+                PathBuf::from(&request.cwd),
+                format!("the sweep of the read-write folders did not finish: {e}"),
+            )],
+            ..SetIdSweep::default()
+        });
         match attested.and_then(|a| crate::attestation::add_canary(a, swept.canary())) {
             Ok(mut attestation) => {
                 proxy_guard.disarm();
@@ -631,7 +664,8 @@ impl LocalProvider {
 /// them, the protected files to mount read-only and watch.
 struct StartChecks<'a> {
     pinned: &'a [PinnedGrant],
-    swept: &'a SetIdSweep,
+    /// The sweep, running on a thread of its own while the wall is built.
+    swept: tokio::task::JoinHandle<SetIdSweep>,
     protected: Arc<ProtectedFiles>,
 }
 
