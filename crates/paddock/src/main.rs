@@ -431,7 +431,8 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(dispatch(cli.command)) {
+    let json_logs = cli.log_format == Some(LogFormat::Json);
+    match runtime.block_on(dispatch(cli.command, json_logs)) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("paddock: {e:#}");
@@ -447,7 +448,7 @@ async fn open_host(paths: &Paths, max_steps: Option<u32>) -> anyhow::Result<Host
     Ok(Host::open(options).await?)
 }
 
-async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
+async fn dispatch(command: Command, json_logs: bool) -> anyhow::Result<ExitCode> {
     let paths = Paths::from_env().map_err(anyhow::Error::msg)?;
     match command {
         Command::Run {
@@ -567,7 +568,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             false => sessions_cmd::none(json),
             true => sessions_cmd::list(&open_host(&paths, None).await?, json).await,
         },
-        Command::Up(options) => up::up(&paths, options).await,
+        Command::Up(options) => up::up(&paths, options, json_logs).await,
         Command::Keys { command } => {
             let host = open_host(&paths, None).await?;
             match command {

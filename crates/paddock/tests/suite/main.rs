@@ -19,5 +19,7 @@ mod sandbox_check;
 mod sessions;
 mod up;
 mod up_direct;
+mod up_inbox;
 mod up_shutdown;
+mod up_start;
 mod up_support;
