@@ -20,6 +20,7 @@ mod sessions;
 mod up;
 mod up_direct;
 mod up_inbox;
+mod up_reaping;
 mod up_shutdown;
 mod up_start;
 mod up_support;

@@ -41,6 +41,8 @@ pub struct LocalSandbox {
     /// The session's folders, swept for set-id files at close.
     pub(crate) folders: Vec<protocol::FolderGrant>,
     pub(crate) protected: Arc<ProtectedFiles>,
+    /// Keeps this process's orphan reaping off the wall until it is dropped.
+    pub(crate) _own_wall: crate::local::reaping::OwnWall,
 }
 
 impl std::fmt::Debug for LocalSandbox {
