@@ -306,6 +306,9 @@ enum SandboxCommand {
         /// Check this provider instead of the configured one.
         #[arg(long, value_enum)]
         provider: Option<ProviderArg>,
+        /// Print the result as one JSON object.
+        #[arg(long)]
+        json: bool,
     },
     /// Fix what the wall's status finds failing: shows each change (a diff of the file
     /// Paddock edits, the command it runs, or the command left to you, e.g. anything needing
@@ -505,8 +508,8 @@ async fn dispatch(command: Command, json_logs: bool) -> anyhow::Result<ExitCode>
                 SandboxCommand::Status { provider, json } => {
                     machine::status(&host, provider.map(Into::into), json).await
                 }
-                SandboxCommand::Check { provider } => {
-                    sandbox_check::check(&host, provider.map(Into::into)).await
+                SandboxCommand::Check { provider, json } => {
+                    sandbox_check::check(&host, provider.map(Into::into), json).await
                 }
                 SandboxCommand::Setup {
                     provider,

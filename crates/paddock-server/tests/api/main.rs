@@ -17,6 +17,7 @@ mod connectors;
 mod events;
 mod keys;
 mod network_openshell;
+mod machine_check;
 mod reaping_openshell;
 mod resources;
 mod secrets_openshell;
