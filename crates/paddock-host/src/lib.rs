@@ -58,7 +58,9 @@ pub use machine::{DeniedConnection, ExportFormat, ModelCheck, ModelProvider, Rea
 pub use probes::{CommandOutput, MachineProbes, SystemMachine};
 pub use sandbox_check::{CheckCall, SandboxCheck};
 pub use service::{ServiceChange, ServiceStatus};
-pub use sessions::{NewSession, SessionInfo, SessionState, new_settings, parse_folder_spec};
+pub use sessions::{
+    NewSession, SessionInfo, SessionState, new_settings, parse_folder_spec, submission,
+};
 pub use settings::{SettingValue, SettingsView};
 pub use setup::{
     AppliedStep, FailedStep, SetupAction, SetupOutcome, SetupPlan, SetupRequest, SetupStep,
