@@ -10,14 +10,15 @@
     reason = "test code: a panic is a failed test with its cause"
 )]
 
+mod audit_filters;
 mod auth;
 mod close_checks;
 mod common;
 mod connectors;
 mod events;
 mod keys;
-mod network_openshell;
 mod machine_check;
+mod network_openshell;
 mod reaping_openshell;
 mod resources;
 mod secrets_openshell;
