@@ -15,6 +15,7 @@ mod cli_support;
 mod end_to_end;
 mod host_run_files;
 mod keys;
+mod machine_cli;
 mod sandbox_check;
 mod sessions;
 mod up;
