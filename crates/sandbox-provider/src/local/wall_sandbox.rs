@@ -43,6 +43,8 @@ pub struct LocalSandbox {
     /// The most entries that sweep looks at ([`super::LocalConfig::set_id_sweep_limit`]).
     pub(crate) set_id_sweep_limit: usize,
     pub(crate) protected: Arc<ProtectedFiles>,
+    /// Keeps this process's orphan reaping off the wall until it is dropped.
+    pub(crate) _own_wall: crate::local::reaping::OwnWall,
 }
 
 impl std::fmt::Debug for LocalSandbox {
