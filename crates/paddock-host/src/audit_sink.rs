@@ -308,31 +308,47 @@ impl AuditSink {
     }
 }
 
-#[async_trait]
-impl EventSink for AuditSink {
-    async fn record(&self, event: &Event) -> Result<(), SinkError> {
-        let records = self.records(event);
-        if records.is_empty() {
+impl AuditSink {
+    /// Commits the audit rows of `events` in one transaction (none when they have none).
+    async fn commit(&self, events: &[Event]) -> Result<(), SinkError> {
+        let rows: Vec<NewEvent> = events
+            .iter()
+            .flat_map(|event| {
+                self.records(event)
+                    .into_iter()
+                    .map(|record| NewEvent::new(event.session_id.clone(), event.time_ms, record))
+            })
+            .collect();
+        if rows.is_empty() {
             return Ok(());
         }
-        let events: Vec<NewEvent> = records
-            .into_iter()
-            .map(|record| NewEvent::new(event.session_id.clone(), event.time_ms, record))
-            .collect();
-        let store = Arc::clone(&self.store);
-        let seq = event.seq;
-        let kind = event.msg.name().to_owned();
+        let (seq, kind) = events
+            .last()
+            .map(|e| (e.seq, e.msg.name().to_owned()))
+            .unwrap_or_default();
         let failure = |message: String| SinkError {
             seq,
             kind: kind.clone(),
             message,
         };
+        let store = Arc::clone(&self.store);
         tokio::task::spawn_blocking(move || {
             let mut store = store.lock().unwrap_or_else(PoisonError::into_inner);
-            store.append_batch(&events).map(|_| ())
+            store.append_batch(&rows).map(|_| ())
         })
         .await
         .map_err(|e| failure(format!("the audit writer failed: {e}")))?
         .map_err(|e| failure(e.to_string()))
+    }
+}
+
+#[async_trait]
+impl EventSink for AuditSink {
+    async fn record(&self, event: &Event) -> Result<(), SinkError> {
+        self.commit(std::slice::from_ref(event)).await
+    }
+
+    async fn record_batch(&self, events: &[Event]) -> Result<(), SinkError> {
+        self.commit(events).await
     }
 }

@@ -31,13 +31,26 @@ pub(crate) struct Journal {
 #[async_trait]
 impl EventSink for Journal {
     async fn record(&self, event: &Event) -> Result<(), SinkError> {
-        self.audit.record(event).await?;
-        self.log.append(event).await.map_err(|e| SinkError {
-            seq: event.seq,
-            kind: event.msg.name().to_owned(),
-            message: format!("the event log: {e}"),
+        self.record_batch(std::slice::from_ref(event)).await
+    }
+
+    /// The audit trail first (the record), then the event log, each in one transaction.
+    async fn record_batch(&self, events: &[Event]) -> Result<(), SinkError> {
+        self.audit.record_batch(events).await?;
+        self.log.append_batch(events).await.map_err(|e| {
+            let (seq, kind) = events
+                .last()
+                .map(|e| (e.seq, e.msg.name().to_owned()))
+                .unwrap_or_default();
+            SinkError {
+                seq,
+                kind,
+                message: format!("the event log: {e}"),
+            }
         })?;
-        self.inbox.observe(event);
+        for event in events {
+            self.inbox.observe(event);
+        }
         Ok(())
     }
 

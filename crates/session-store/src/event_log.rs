@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use agent::StoreError;
 use protocol::Event;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use crate::{backend, migrations, sqlite};
 
@@ -78,36 +78,32 @@ impl SqliteEventLog {
     /// Appends one durable event; returns once it is committed. The same event appended
     /// again (a retry) is accepted; another event under a number already used is refused.
     pub async fn append(&self, event: &Event) -> Result<(), StoreError> {
-        let text = serde_json::to_string(event)
-            .map_err(|e| backend("encoding an event for the log", e))?;
-        let session_id = event.session_id.clone();
-        let seq = i64::try_from(event.seq).unwrap_or(i64::MAX);
-        let time_ms = event.time_ms;
+        self.append_batch(std::slice::from_ref(event)).await
+    }
+
+    /// Appends durable events in one transaction (all or none); returns once it is
+    /// committed. Each is accepted again as a retry, or refused under a number already used
+    /// for another event, as [`SqliteEventLog::append`] does.
+    pub async fn append_batch(&self, events: &[Event]) -> Result<(), StoreError> {
+        let rows = events
+            .iter()
+            .map(|event| {
+                let text = serde_json::to_string(event)
+                    .map_err(|e| backend("encoding an event for the log", e))?;
+                let seq = i64::try_from(event.seq).unwrap_or(i64::MAX);
+                Ok((event.session_id.clone(), seq, event.time_ms, text))
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
         self.run(move |connection| {
-            let inserted = connection
-                .execute(
-                    "INSERT OR IGNORE INTO events (session_id, seq, time_ms, event)
-                     VALUES (?1, ?2, ?3, ?4)",
-                    params![session_id, seq, time_ms, text],
-                )
+            let transaction = connection
+                .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(|e| backend("appending to the event log", e))?;
-            if inserted == 1 {
-                return Ok(());
+            for (session_id, seq, time_ms, text) in &rows {
+                append_row(&transaction, session_id, *seq, *time_ms, text)?;
             }
-            let logged: String = connection
-                .query_row(
-                    "SELECT event FROM events WHERE session_id = ?1 AND seq = ?2",
-                    params![session_id, seq],
-                    |row| row.get(0),
-                )
-                .map_err(|e| backend("reading the event log", e))?;
-            if logged == text {
-                Ok(())
-            } else {
-                Err(StoreError::Corrupt(format!(
-                    "event #{seq} of session `{session_id}` is already logged with other content"
-                )))
-            }
+            transaction
+                .commit()
+                .map_err(|e| backend("appending to the event log", e))
         })
         .await
     }
@@ -172,4 +168,38 @@ fn restrict(path: &Path) -> Result<(), StoreError> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
         .map_err(|e| backend(&format!("protecting {}", path.display()), e))
+}
+
+/// Inserts one logged event, or accepts it when the same event is already there.
+fn append_row(
+    connection: &Connection,
+    session_id: &str,
+    seq: i64,
+    time_ms: i64,
+    text: &str,
+) -> Result<(), StoreError> {
+    let inserted = connection
+        .prepare_cached(
+            "INSERT OR IGNORE INTO events (session_id, seq, time_ms, event)
+             VALUES (?1, ?2, ?3, ?4)",
+        )
+        .and_then(|mut statement| statement.execute(params![session_id, seq, time_ms, text]))
+        .map_err(|e| backend("appending to the event log", e))?;
+    if inserted == 1 {
+        return Ok(());
+    }
+    let logged: String = connection
+        .query_row(
+            "SELECT event FROM events WHERE session_id = ?1 AND seq = ?2",
+            params![session_id, seq],
+            |row| row.get(0),
+        )
+        .map_err(|e| backend("reading the event log", e))?;
+    if logged == text {
+        Ok(())
+    } else {
+        Err(StoreError::Corrupt(format!(
+            "event #{seq} of session `{session_id}` is already logged with other content"
+        )))
+    }
 }

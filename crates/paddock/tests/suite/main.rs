@@ -12,6 +12,7 @@
 
 mod audit;
 mod cli_support;
+mod connectors;
 mod end_to_end;
 mod host_run_files;
 mod keys;
