@@ -190,7 +190,7 @@ describe("flows against paddock up", () => {
     await page.getByRole("button", { name: "Add connector" }).first().click();
     let editor = page.getByRole("dialog", { name: "Add a connector" });
     await editor.getByLabel("Name", { exact: true }).fill("docs");
-    await editor.getByLabel("Command", { exact: true }).fill(paddock.mcpServer);
+    await editor.getByLabel("Command", { exact: true }).fill(paddock.mcpCommand);
     await editor.getByRole("button", { name: "Add variable" }).click();
     await editor.getByLabel("Variable 1", { exact: true }).pressSequentially("MCP_TEST_TOKEN");
     await editor.getByLabel("Value of variable 1", { exact: true }).fill("typed-in-the-config");
@@ -205,10 +205,11 @@ describe("flows against paddock up", () => {
     await editor.waitFor({ state: "detached" });
     const docs = page.getByRole("listitem").filter({ has: page.getByRole("heading", { name: "docs" }) });
     await docs.waitFor();
-    assert.match(await docs.innerText(), /MCP_TEST_TOKEN/);
+    assert.match(await docs.innerText(), /docs-mcp[\s\S]*MCP_TEST_TOKEN/, "its command and what it sends");
 
     const config = await readFile(paddock.configFile, "utf8");
     assert.match(config, /\[\[connectors\]\]\s*\nname = "docs"/);
+    assert.match(config, /command = "docs-mcp"/);
     assert.match(config, /MCP_TEST_TOKEN = "\{secret\}"/);
     assert.match(config, /# Comments like this one must survive every change made from the UI\./);
     assert.ok(!config.includes(CONNECTOR_TOKEN), "the token is not in the config file");

@@ -8,7 +8,7 @@
 // PADDOCK_MCP_TEST_SERVER (test-support's MCP server over stdio, a real rmcp server, configured
 // as a connector through the UI).
 import { spawn } from "node:child_process";
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -20,6 +20,9 @@ const NEEDED = [
   "PADDOCK_WALL",
   "PADDOCK_MCP_TEST_SERVER",
 ];
+
+/** The name the MCP test server is found by on the PATH of `paddock up`. */
+const MCP_COMMAND = "docs-mcp";
 
 /** The model key of the test machine (planted: it must never show in the page). */
 export const MODEL_KEY = "sk-ant-PLANTED-e2e-key-0123456789abcdef";
@@ -134,8 +137,12 @@ export async function startPaddock() {
   await chmod(stateDir, 0o700);
   const secretsFile = join(stateDir, "secrets.toml");
   await writeFile(secretsFile, `[keys]\nanthropic = "${MODEL_KEY}"\n`, { mode: 0o600 });
+  // The MCP test server as a program found on PATH, as a user's installed server would be.
+  const bin = join(home, "bin");
+  await mkdir(bin);
+  await symlink(bins.PADDOCK_MCP_TEST_SERVER, join(bin, MCP_COMMAND));
   const env = {
-    PATH: process.env.PATH,
+    PATH: `${bin}:${process.env.PATH}`,
     HOME: home,
     PADDOCK_TOOL_RUNNER: bins.PADDOCK_TOOL_RUNNER,
     PADDOCK_WALL: bins.PADDOCK_WALL,
@@ -177,7 +184,7 @@ export async function startPaddock() {
     ro,
     configFile,
     secretsFile,
-    mcpServer: bins.PADDOCK_MCP_TEST_SERVER,
+    mcpCommand: MCP_COMMAND,
     printed,
     model,
     stderr: () => stderr,
