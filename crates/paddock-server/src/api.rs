@@ -119,8 +119,6 @@ pub struct KeyRequest {
 /// in the key store as `connector-<name>`; never written to the config).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, ToSchema)]
 pub struct ConnectorRequest {
-    #[ts(type = "unknown")]
-    #[schema(value_type = Object)]
     pub config: paddock_host::config::ConnectorConfig,
     #[serde(default)]
     pub token: Option<String>,
