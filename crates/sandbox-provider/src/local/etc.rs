@@ -238,7 +238,18 @@ fn fingerprint_tree(path: &Path, name: &str, hasher: &mut impl Hasher) {
 /// others may not read on the host (a file without `o+r`, a folder without `o+rx`): inside an
 /// allowed folder a host may keep root-only files (`ssl/certs/…` 0600, a 0700 folder), which a
 /// sandbox running as uid 0 would read in a copy, and which no program run as a user relies on.
+///
+/// An entry that vanishes on the host while it is copied (a package manager or a tool
+/// replacing files under `/etc`) is left out rather than failing every wall's start; the
+/// copy is made again when the entries' metadata changes.
 fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    match copy_entry(from, to) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !to.exists() => Ok(()),
+        other => other,
+    }
+}
+
+fn copy_entry(from: &Path, to: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let meta = std::fs::symlink_metadata(from)?;
     let mode = meta.permissions().mode() & 0o777;
@@ -316,6 +327,19 @@ pub fn etc_mounts(host_etc: &Path) -> std::io::Result<Vec<EtcMount>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_entry_gone_before_it_is_copied_is_left_out() {
+        let host = tempfile::tempdir().unwrap();
+        let copy = tempfile::tempdir().unwrap();
+        let gone = host.path().join("gone.conf");
+        copy_tree(&gone, &copy.path().join("gone.conf")).unwrap();
+        assert!(!copy.path().join("gone.conf").exists());
+        // Any other failure still fails the copy.
+        std::fs::create_dir(copy.path().join("taken")).unwrap();
+        std::fs::create_dir(host.path().join("taken")).unwrap();
+        assert!(copy_tree(&host.path().join("taken"), &copy.path().join("taken")).is_err());
+    }
 
     #[test]
     fn only_listed_entries_and_versioned_python_are_allowed() {
