@@ -64,14 +64,7 @@ async fn four_runs_and_an_up_serving_two_sessions_share_one_state_folder() {
     let mut sessions = Vec::new();
     for name in ["up-a", "up-b"] {
         let folder = machine.folder(name);
-        let info = up
-            .post(
-                "/v1/sessions",
-                &json!({"folders": [{"path": folder, "access": "read_write"}], "approval_mode": "bypass"}),
-                201,
-            )
-            .await;
-        let id = info["id"].as_str().unwrap().to_owned();
+        let id = up.session(&folder, "bypass").await;
         let socket = up.events(&id, 0).await;
         up.post(
             &format!("/v1/sessions/{id}/turns"),
@@ -174,21 +167,9 @@ async fn up_killed_mid_turn_restarts_resumes_and_loses_nothing_committed() {
 
     let mut up = machine.up("warn").await;
     let folder = machine.folder("kill");
-    let info = up
-        .post(
-            "/v1/sessions",
-            &json!({"folders": [{"path": folder, "access": "read_write"}], "approval_mode": "bypass"}),
-            201,
-        )
-        .await;
-    let id = info["id"].as_str().unwrap().to_owned();
+    let id = up.session(&folder, "bypass").await;
     let mut socket = up.events(&id, 0).await;
-    up.post(
-        &format!("/v1/sessions/{id}/turns"),
-        &json!({"text": marker}),
-        202,
-    )
-    .await;
+    up.turn(&id, marker).await;
     let before = socket
         .until(|m| matches!(m, EventMsg::ToolCallStarted { call_id, .. } if call_id == "slow"))
         .await;
@@ -454,12 +435,7 @@ async fn a_secret_in_use_on_openshell_shows_in_no_log_line_event_or_audit_row() 
         .await;
     let id = info["id"].as_str().unwrap().to_owned();
     let mut socket = up.events(&id, 0).await;
-    up.post(
-        &format!("/v1/sessions/{id}/turns"),
-        &json!({"text": marker}),
-        202,
-    )
-    .await;
+    up.turn(&id, marker).await;
     let events = socket
         .until(|m| matches!(m, EventMsg::TurnFinished { .. }))
         .await;

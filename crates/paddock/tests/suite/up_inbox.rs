@@ -31,21 +31,9 @@ async fn an_approval_answered_through_the_inbox_after_every_client_left_complete
     );
     model.push_for(marker, Reply::final_text("written"));
     let up = machine.up("warn").await;
-    let info = up
-        .post(
-            "/v1/sessions",
-            &json!({"folders": [{"path": folder, "access": "read_write"}], "approval_mode": "ask"}),
-            201,
-        )
-        .await;
-    let id = info["id"].as_str().unwrap().to_owned();
+    let id = up.session(&folder, "ask").await;
     let mut socket = up.events(&id, 0).await;
-    up.post(
-        &format!("/v1/sessions/{id}/turns"),
-        &json!({"text": marker}),
-        202,
-    )
-    .await;
+    up.turn(&id, marker).await;
     let seen = socket
         .until(
             |m| matches!(m, EventMsg::ToolCallAwaitingApproval { call_id, .. } if call_id == "w1"),

@@ -35,14 +35,7 @@ async fn session_with_a_wall(
         model.push_for(&marker, Reply::final_text("ran"));
     }
     let folder = machine.folder(name);
-    let info = up
-        .post(
-            "/v1/sessions",
-            &json!({"folders": [{"path": folder, "access": "read_write"}], "approval_mode": "bypass"}),
-            201,
-        )
-        .await;
-    let id = info["id"].as_str().unwrap().to_owned();
+    let id = up.session(&folder, "bypass").await;
     turn(up, &id, &marker, &format!("{name}_0")).await;
     id
 }
@@ -52,12 +45,7 @@ async fn turn(up: &Up, id: &str, text: &str, call: &str) {
     let after = up.get(&format!("/v1/sessions/{id}")).await;
     assert_eq!(after["state"], "running", "{after}");
     let mut socket = up.events(id, 0).await;
-    up.post(
-        &format!("/v1/sessions/{id}/turns"),
-        &json!({"text": text}),
-        202,
-    )
-    .await;
+    up.turn(&id, text).await;
     // This turn's events: from its start to its end (the replay begins with earlier turns).
     let mut events = Vec::new();
     loop {

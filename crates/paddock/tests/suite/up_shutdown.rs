@@ -30,21 +30,9 @@ async fn stopped_mid_call(model: &FakeModelServer, machine: &Machine, signal: i3
     );
     let up = machine.up("warn").await;
     let folder = machine.folder("stop");
-    let info = up
-        .post(
-            "/v1/sessions",
-            &json!({"folders": [{"path": folder, "access": "read_write"}], "approval_mode": "bypass"}),
-            201,
-        )
-        .await;
-    let id = info["id"].as_str().unwrap().to_owned();
+    let id = up.session(&folder, "bypass").await;
     let mut socket = up.events(&id, 0).await;
-    up.post(
-        &format!("/v1/sessions/{id}/turns"),
-        &json!({"text": MARKER}),
-        202,
-    )
-    .await;
+    up.turn(&id, MARKER).await;
     socket
         .until(|m| matches!(m, EventMsg::ToolCallOutput { call_id, .. } if call_id == "long"))
         .await;

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use protocol::{Event, EventMsg};
-use serde_json::Value;
+use serde_json::{Value, json};
 use test_support::model_server::FakeModelServer;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -245,6 +245,28 @@ impl Up {
 
     pub async fn get(&self, path: &str) -> Value {
         self.call(reqwest::Method::GET, path, None, 200).await
+    }
+
+    /// A new session on `folder` (read-write) in approval mode `mode`; its id.
+    pub async fn session(&self, folder: &Path, mode: &str) -> String {
+        let info = self
+            .post(
+                "/v1/sessions",
+                &json!({"folders": [{"path": folder, "access": "read_write"}], "approval_mode": mode}),
+                201,
+            )
+            .await;
+        info["id"].as_str().unwrap().to_owned()
+    }
+
+    /// Sends `text` as a new turn of session `id`.
+    pub async fn turn(&self, id: &str, text: &str) {
+        self.post(
+            &format!("/v1/sessions/{id}/turns"),
+            &json!({"text": text}),
+            202,
+        )
+        .await;
     }
 
     /// A session's event socket (bearer header: this client can set headers).
