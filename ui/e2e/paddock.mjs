@@ -101,8 +101,9 @@ export function initialConfig(anthropicBaseUrl) {
 /**
  * Starts the fake model and `paddock up` on a fresh HOME with two folders to grant. Returns
  * the URL, the token, the paths, the model's script function and `stop()`.
+ * `prepareHome(home)` runs before `paddock up` starts (the benchmarks seed its state there).
  */
-export async function startPaddock() {
+export async function startPaddock({ prepareHome } = {}) {
   const bins = binaries();
   const home = await mkdtemp(join(tmpdir(), "paddock-e2e-home-"));
   const work = join(home, "work");
@@ -115,6 +116,7 @@ export async function startPaddock() {
   const configFile = join(home, ".config", "paddock", "config.toml");
   await mkdir(join(home, ".config", "paddock"), { recursive: true });
   await writeFile(configFile, initialConfig(model.anthropicBaseUrl));
+  await prepareHome?.(home);
   const env = {
     PATH: process.env.PATH,
     HOME: home,
