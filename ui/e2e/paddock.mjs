@@ -3,15 +3,26 @@
 // `fake-model-server` test double (real HTTP, the Anthropic Messages wire) in place of the
 // model API, scripted over its stdin.
 //
-// The binaries come from the environment (`cargo xtask ui e2e` sets all four):
-// PADDOCK_BIN, PADDOCK_FAKE_MODEL_SERVER, PADDOCK_TOOL_RUNNER, PADDOCK_WALL.
+// The binaries come from the environment (`cargo xtask ui e2e` sets all five):
+// PADDOCK_BIN, PADDOCK_FAKE_MODEL_SERVER, PADDOCK_TOOL_RUNNER, PADDOCK_WALL, and
+// PADDOCK_MCP_TEST_SERVER (test-support's MCP server over stdio, a real rmcp server, configured
+// as a connector through the UI).
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 
-const NEEDED = ["PADDOCK_BIN", "PADDOCK_FAKE_MODEL_SERVER", "PADDOCK_TOOL_RUNNER", "PADDOCK_WALL"];
+const NEEDED = [
+  "PADDOCK_BIN",
+  "PADDOCK_FAKE_MODEL_SERVER",
+  "PADDOCK_TOOL_RUNNER",
+  "PADDOCK_WALL",
+  "PADDOCK_MCP_TEST_SERVER",
+];
+
+/** The name the MCP test server is found by on the PATH of `paddock up`. */
+const MCP_COMMAND = "docs-mcp";
 
 /** The model key of the test machine (planted: it must never show in the page). */
 export const MODEL_KEY = "sk-ant-PLANTED-e2e-key-0123456789abcdef";
@@ -83,8 +94,12 @@ export async function startModel(bin) {
   };
 }
 
-/** The machine config the test starts with: comments the settings pages must keep. */
-export function initialConfig(anthropicBaseUrl) {
+/**
+ * The machine config the test starts with: comments the settings pages must keep. `keyStore`:
+ * `env` (the model key from ANTHROPIC_API_KEY) or `file` (an owner-only secrets file in the
+ * state folder, where a connector's token typed in the UI is stored too).
+ */
+export function initialConfig(anthropicBaseUrl, keyStore = "env") {
   return [
     "# Paddock on the end-to-end test machine.",
     "# Comments like this one must survive every change made from the UI.",
@@ -93,7 +108,7 @@ export function initialConfig(anthropicBaseUrl) {
     'provider = "anthropic"',
     'model = "claude-test"',
     `base_url = "${anthropicBaseUrl}"`,
-    'key_store = "env"',
+    `key_store = "${keyStore}"`,
     "",
   ].join("\n");
 }
@@ -115,12 +130,22 @@ export async function startPaddock({ prepareHome } = {}) {
   const model = await startModel(bins.PADDOCK_FAKE_MODEL_SERVER);
   const configFile = join(home, ".config", "paddock", "config.toml");
   await mkdir(join(home, ".config", "paddock"), { recursive: true });
-  await writeFile(configFile, initialConfig(model.anthropicBaseUrl));
+  await writeFile(configFile, initialConfig(model.anthropicBaseUrl, "file"));
+  // The file key store: the model key as `paddock keys set` would leave it (folder 0700,
+  // file 0600); a connector token saved from the UI lands beside it.
+  const stateDir = join(home, ".local", "state", "paddock");
+  await mkdir(stateDir, { recursive: true, mode: 0o700 });
+  await chmod(stateDir, 0o700);
+  const secretsFile = join(stateDir, "secrets.toml");
+  await writeFile(secretsFile, `[keys]\nanthropic = "${MODEL_KEY}"\n`, { mode: 0o600 });
+  // The MCP test server as a program found on PATH, as a user's installed server would be.
+  const bin = join(home, "bin");
+  await mkdir(bin);
+  await symlink(bins.PADDOCK_MCP_TEST_SERVER, join(bin, MCP_COMMAND));
   await prepareHome?.(home);
   const env = {
-    PATH: process.env.PATH,
+    PATH: `${bin}:${process.env.PATH}`,
     HOME: home,
-    ANTHROPIC_API_KEY: MODEL_KEY,
     PADDOCK_TOOL_RUNNER: bins.PADDOCK_TOOL_RUNNER,
     PADDOCK_WALL: bins.PADDOCK_WALL,
     RUST_LOG: process.env.RUST_LOG ?? "warn",
@@ -160,6 +185,8 @@ export async function startPaddock({ prepareHome } = {}) {
     rw,
     ro,
     configFile,
+    secretsFile,
+    mcpCommand: MCP_COMMAND,
     printed,
     model,
     stderr: () => stderr,

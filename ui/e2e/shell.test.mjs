@@ -10,6 +10,7 @@ const PAGES = [
   { link: "Audit trail", path: "/audit", heading: "Audit trail" },
   { link: "Sandbox", path: "/settings/sandbox", heading: "Sandbox" },
   { link: "Models", path: "/settings/models", heading: "Models" },
+  { link: "Connectors", path: "/settings/connectors", heading: "Connectors" },
 ];
 
 describe("app shell", () => {
@@ -159,6 +160,7 @@ describe("app shell", () => {
     const { page } = await freshPage();
     await page.goto(`${ui.url}/no/such/page#token=${ui.token}`);
     await page.getByRole("heading", { name: "Page not found", level: 1 }).waitFor();
+    assert.deepEqual(await seriousAccessibilityViolations(page), [], "axe found serious violations on the not-found page");
     await page.getByRole("link", { name: "Go to Sessions" }).click();
     await page.getByRole("heading", { name: "Sessions", level: 1 }).waitFor();
     await page.close();

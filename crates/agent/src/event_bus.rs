@@ -25,6 +25,16 @@ pub trait EventSink: Send + Sync {
     /// Commits one durable event (see [`Event::is_durable`]); events arrive in `seq` order.
     async fn record(&self, event: &Event) -> Result<(), SinkError>;
 
+    /// Commits several durable events, in order, as one unit where the sink can (one
+    /// transaction per store): returns only once every one is committed. The default records
+    /// them one by one.
+    async fn record_batch(&self, events: &[Event]) -> Result<(), SinkError> {
+        for event in events {
+            self.record(event).await?;
+        }
+        Ok(())
+    }
+
     /// The highest `seq` this sink committed for `session_id`, when it keeps track. A resumed
     /// session numbers its events after it, so no number is used twice even when the process
     /// was killed before the session store saved its own `last_seq`.
@@ -45,11 +55,19 @@ impl EventSink for DiscardSink {
     }
 }
 
+/// Cleans an event of secrets the composition root knows (model keys, connector tokens,
+/// secret values) before it is numbered: what the durable sink and every live observer get
+/// is the cleaned event.
+pub trait EventScrubber: Send + Sync {
+    fn scrub(&self, msg: EventMsg) -> EventMsg;
+}
+
 /// The events of many sessions: one durable sink, one live broadcast.
 #[derive(Clone)]
 pub struct EventBus {
     sink: Arc<dyn EventSink>,
     live: broadcast::Sender<Event>,
+    scrubber: Option<Arc<dyn EventScrubber>>,
 }
 
 impl std::fmt::Debug for EventBus {
@@ -65,7 +83,24 @@ impl EventBus {
     /// (it then gets `RecvError::Lagged`); the durable sink never misses one.
     pub fn new(sink: Arc<dyn EventSink>, capacity: usize) -> Self {
         let (live, _) = broadcast::channel(capacity.max(16));
-        Self { sink, live }
+        Self {
+            sink,
+            live,
+            scrubber: None,
+        }
+    }
+
+    /// Every event is cleaned by `scrubber` before the sink or an observer sees it.
+    pub fn with_scrubber(mut self, scrubber: Arc<dyn EventScrubber>) -> Self {
+        self.scrubber = Some(scrubber);
+        self
+    }
+
+    fn scrub(&self, msg: EventMsg) -> EventMsg {
+        match &self.scrubber {
+            Some(scrubber) => scrubber.scrub(msg),
+            None => msg,
+        }
     }
 
     /// A live observer of every event emitted after this call.
@@ -89,6 +124,15 @@ pub(crate) struct SessionEvents {
     /// The last `seq` used. Held while an event is recorded and broadcast, so the sink and
     /// observers see events in `seq` order even when tool calls run in parallel.
     seq: Mutex<u64>,
+    /// Events held back by [`SessionEvents::hold`], committed with the next emitted event.
+    held: std::sync::Mutex<Vec<Held>>,
+}
+
+/// An event held back until the session's next emit.
+struct Held {
+    turn_id: Option<String>,
+    time_ms: i64,
+    msg: EventMsg,
 }
 
 impl SessionEvents {
@@ -97,26 +141,82 @@ impl SessionEvents {
             bus,
             session_id,
             seq: Mutex::new(last_seq),
+            held: std::sync::Mutex::new(Vec::new()),
         }
     }
 
-    /// Numbers the event, commits it when durable, then broadcasts it.
-    pub(crate) async fn emit(&self, turn_id: Option<&str>, msg: EventMsg) -> Result<(), SinkError> {
-        let mut seq = self.seq.lock().await;
-        let event = Event {
-            seq: *seq + 1,
-            session_id: self.session_id.clone(),
+    /// Holds a durable event back: it is numbered, committed and broadcast together with (and
+    /// before) the next durable event this session emits, in one commit. For facts that need
+    /// not be on disk before anything happens — a call's `tool_call_requested` while the
+    /// gate, which acts on nothing, decides — so that a call allowed without asking commits
+    /// its request, approval and start at once. Whoever holds must emit a durable event
+    /// before it acts on anything outside the process; every path of a tool call does.
+    pub(crate) fn hold(&self, turn_id: Option<&str>, msg: EventMsg) {
+        let msg = self.bus.scrub(msg);
+        self.held().push(Held {
             turn_id: turn_id.map(str::to_owned),
             time_ms: now_ms(),
             msg,
+        });
+    }
+
+    /// Numbers the event, commits it when durable (after any held events, in one commit),
+    /// then broadcasts them. A live-only event leaves held events held: it needs no commit.
+    /// When the commit fails, held events stay held for the next emit.
+    pub(crate) async fn emit(&self, turn_id: Option<&str>, msg: EventMsg) -> Result<(), SinkError> {
+        let mut seq = self.seq.lock().await;
+        let mut event = Event {
+            seq: 0,
+            session_id: self.session_id.clone(),
+            turn_id: turn_id.map(str::to_owned),
+            time_ms: now_ms(),
+            msg: self.bus.scrub(msg),
         };
-        if event.is_durable() {
-            self.bus.sink.record(&event).await?;
+        let held = if event.is_durable() {
+            std::mem::take(&mut *self.held())
+        } else {
+            Vec::new()
+        };
+        let mut next = *seq;
+        let mut events: Vec<Event> = held
+            .iter()
+            .map(|h| {
+                next += 1;
+                Event {
+                    seq: next,
+                    session_id: self.session_id.clone(),
+                    turn_id: h.turn_id.clone(),
+                    time_ms: h.time_ms,
+                    msg: h.msg.clone(),
+                }
+            })
+            .collect();
+        next += 1;
+        event.seq = next;
+        events.push(event);
+        let recorded = match events.as_slice() {
+            [event] if event.is_durable() => self.bus.sink.record(event).await,
+            [_] => Ok(()),
+            all => self.bus.sink.record_batch(all).await,
+        };
+        if let Err(e) = recorded {
+            let mut still_held = self.held();
+            let later = std::mem::replace(&mut *still_held, held);
+            still_held.extend(later);
+            return Err(e);
         }
-        *seq = event.seq;
-        // No live observer is not an error.
-        let _ = self.bus.live.send(event);
+        *seq = next;
+        for event in events {
+            // No live observer is not an error.
+            let _ = self.bus.live.send(event);
+        }
         Ok(())
+    }
+
+    fn held(&self) -> std::sync::MutexGuard<'_, Vec<Held>> {
+        self.held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Emits an event whose loss is only logged (used outside turns, where no caller could act

@@ -32,7 +32,7 @@ mod turn;
 pub use approval_gate::listed_approval;
 pub use config::AgentConfig;
 pub use error::AgentError;
-pub use event_bus::{DiscardSink, EventBus, EventSink, SinkError};
+pub use event_bus::{DiscardSink, EventBus, EventScrubber, EventSink, SinkError};
 pub use in_memory_store::InMemorySessionStore;
 pub use sandbox_slot::DIAGNOSE_COMMAND;
 pub use session::{Session, SessionDeps};

@@ -137,8 +137,9 @@ pub fn check_host(entry: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Saves the new settings and reports the change.
+/// Saves the new settings, tells the host tools' sources, and reports the change.
 async fn changed(shared: &Shared, settings: &SessionSettings, event: EventMsg) {
+    shared.tools.settings_changed(settings);
     if let Err(e) = shared.store.save_settings(&shared.id, settings).await {
         error(shared, ErrorCode::PersistenceFailed, e.to_string()).await;
     }

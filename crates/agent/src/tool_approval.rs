@@ -57,7 +57,15 @@ pub(crate) async fn approve(
     };
     let (reason, lasting_allowed, safety) = match verdict {
         GateVerdict::Allow { by } => {
-            emit_approved(shared, turn_id, call, by, None).await?;
+            // Committed with the call's start (or the wall's first event), before it runs.
+            shared.events.hold(
+                Some(turn_id),
+                EventMsg::ToolCallApproved {
+                    call_id: call.id.clone(),
+                    by,
+                    scope: None,
+                },
+            );
             return Ok(Approval::Granted {
                 protected_write: false,
             });

@@ -79,21 +79,16 @@ async fn run_one(
     call: &ModelCall,
     cancel: &CancellationToken,
 ) -> CallOutcome {
-    let tid = Some(turn_id);
-    if let Err(e) = shared
-        .events
-        .emit(
-            tid,
-            EventMsg::ToolCallRequested {
-                call_id: call.id.clone(),
-                tool: call.name.clone(),
-                args: call.recorded_args(),
-            },
-        )
-        .await
-    {
-        return sink_failed(call, e);
-    }
+    // Committed with the call's next event: its refusal, its question, or (allowed without
+    // asking) its approval and start, before anything runs.
+    shared.events.hold(
+        Some(turn_id),
+        EventMsg::ToolCallRequested {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            args: call.recorded_args(),
+        },
+    );
     if let Some(invalid) = &call.invalid {
         let text = invalid_input_message(&call.name, invalid);
         return finish_unrun(shared, turn_id, call, ToolCallStatus::Error, text, None).await;

@@ -2,7 +2,7 @@
 
 use thiserror::Error;
 
-#[derive(Debug, Error, PartialEq, Eq)]
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
 pub enum ApprovalError {
     #[error(
         "unknown approval mode `{value}`; expected one of ask, auto-edit, auto-in-sandbox, bypass"

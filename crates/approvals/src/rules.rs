@@ -127,9 +127,14 @@ impl RuleSet {
         Ok(set)
     }
 
-    /// The rules Paddock ships (`rules/default.toml`).
+    /// The rules Paddock ships (`rules/default.toml`), parsed and checked once per process
+    /// (every tool call's gate starts from them).
     pub fn builtin() -> Result<Self, ApprovalError> {
-        Self::from_toml(DEFAULT_RULES_TOML)
+        static BUILTIN: std::sync::OnceLock<Result<RuleSet, ApprovalError>> =
+            std::sync::OnceLock::new();
+        BUILTIN
+            .get_or_init(|| Self::from_toml(DEFAULT_RULES_TOML))
+            .clone()
     }
 
     /// Adds another set's rules after this one's; a repeated name is refused.

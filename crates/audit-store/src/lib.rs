@@ -10,6 +10,7 @@
 mod chain;
 mod error;
 mod export;
+mod flush;
 mod migrations;
 mod ocsf;
 mod query;

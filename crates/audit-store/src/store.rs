@@ -3,7 +3,9 @@
 //! Durability contract for callers: append a tool call's `started` row *before* the call runs,
 //! and its result row *before* the model sees the result. `append` returns only after the
 //! transaction committed; with [`Durability::Full`] (the default) a commit survives power loss,
-//! with [`Durability::Normal`] (WAL) it survives a killed process (tested with `kill -9`).
+//! with [`Durability::Normal`] (WAL) it survives a killed process (tested with `kill -9`), and
+//! with [`Durability::Flushed`] it survives a killed process at once and power loss within a
+//! bound.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -14,6 +16,7 @@ use serde_json::Value;
 
 use crate::chain::{self, ChainChecker, ChainHead, GENESIS, RowToCheck, VerifyReport};
 use crate::error::AuditError;
+use crate::flush::{self, WalFlusher};
 use crate::migrations::migrate;
 use crate::record::{Columns, NewEvent};
 use crate::redact::Redactor;
@@ -27,6 +30,11 @@ pub enum Durability {
     /// `synchronous=NORMAL` with WAL: a committed row survives the process being killed; the
     /// last commits may be lost on power loss.
     Normal,
+    /// `synchronous=NORMAL` with WAL, and the log flushed to disk by a thread of the store at
+    /// most `within` after each commit (one flush covers every commit before it): a committed
+    /// row survives the process being killed at once and power loss after `within`. The
+    /// cost of a commit is NORMAL's; [`AuditStore::flush`] flushes at once.
+    Flushed { within: Duration },
 }
 
 /// Options for [`AuditStore::open_with`].
@@ -97,6 +105,8 @@ pub struct AuditStore {
     path: PathBuf,
     /// Sessions known to have rows (so their next record need not open them).
     opened_sessions: HashSet<String>,
+    /// The background flush of [`Durability::Flushed`].
+    flusher: Option<WalFlusher>,
 }
 
 fn now_ms() -> i64 {
@@ -120,7 +130,7 @@ impl AuditStore {
         retry_busy(|| switch_to_wal(&conn))?;
         let synchronous = match options.durability {
             Durability::Full => "FULL",
-            Durability::Normal => "NORMAL",
+            Durability::Normal | Durability::Flushed { .. } => "NORMAL",
         };
         conn.execute_batch(&format!(
             "PRAGMA synchronous={synchronous}; PRAGMA cache_size=-32768; PRAGMA temp_store=MEMORY;"
@@ -129,12 +139,27 @@ impl AuditStore {
             restrict_permissions(&path)?;
         }
         retry_busy(|| migrate(&mut conn, now_ms()))?;
+        let flusher = match options.durability {
+            Durability::Flushed { within } => Some(WalFlusher::start(&path, within)?),
+            Durability::Full | Durability::Normal => None,
+        };
         Ok(AuditStore {
             conn,
             redactor: Redactor::new()?,
             path,
             opened_sessions: HashSet::new(),
+            flusher,
         })
+    }
+
+    /// Makes every committed row survive power loss before returning: with
+    /// [`Durability::Flushed`] or [`Durability::Normal`] the log is flushed now (with `Full`
+    /// every commit already was).
+    pub fn flush(&self) -> Result<(), AuditError> {
+        if let Some(flusher) = &self.flusher {
+            return Ok(flusher.flush_now()?);
+        }
+        Ok(flush::sync_wal(&flush::wal_path(&self.path))?)
     }
 
     pub fn path(&self) -> &Path {
@@ -166,11 +191,10 @@ impl AuditStore {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         let (mut seq, mut prev_hash) = tx
-            .query_row(
-                "SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1",
-                [],
-                |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)),
-            )
+            .prepare_cached("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1")?
+            .query_row([], |row| {
+                Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
+            })
             .optional()?
             .unwrap_or((0, GENESIS.to_string()));
         let mut opened_here: Vec<String> = Vec::new();
@@ -229,6 +253,9 @@ impl AuditStore {
         }
         tx.commit()?;
         self.opened_sessions.extend(opened_here);
+        if let Some(flusher) = &self.flusher {
+            flusher.committed()?;
+        }
         Ok(appended)
     }
 

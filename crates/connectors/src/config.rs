@@ -18,6 +18,12 @@ pub const MAX_NAME_CHARS: usize = 20;
 /// How the host talks to the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "wire-schemas", derive(ts_rs::TS, utoipa::ToSchema))]
+#[cfg_attr(
+    feature = "wire-schemas",
+    ts(rename = "ConnectorTransport"),
+    schema(as = ConnectorTransport)
+)]
 pub enum TransportKind {
     /// A child process of the host; MCP over its stdin and stdout.
     Stdio,
@@ -41,6 +47,7 @@ fn yes() -> bool {
 /// One `[[connectors]]` entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "wire-schemas", derive(ts_rs::TS, utoipa::ToSchema))]
 pub struct ConnectorConfig {
     /// Lower-case letters, digits and `-`, starting with a letter, at most
     /// [`MAX_NAME_CHARS`]. Names the key store account of its token (`connector-<name>`).

@@ -11,6 +11,12 @@ use serde::{Deserialize, Serialize};
 /// How much a tool can do, least first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "wire-schemas", derive(ts_rs::TS, utoipa::ToSchema))]
+#[cfg_attr(
+    feature = "wire-schemas",
+    ts(rename = "ConnectorRisk"),
+    schema(as = ConnectorRisk)
+)]
 pub enum Risk {
     /// Reads only.
     Read,

@@ -185,6 +185,15 @@ impl Connector {
         self.read_view().tools.clone()
     }
 
+    /// The listed tool the model knows as `model_name`, if any.
+    pub fn tool_by_model_name(&self, model_name: &str) -> Option<ConnectorTool> {
+        self.read_view()
+            .tools
+            .iter()
+            .find(|t| t.model_name.as_deref() == Ok(model_name))
+            .cloned()
+    }
+
     /// The stdio server's process id while it runs.
     pub fn pid(&self) -> Option<u32> {
         self.read_view().pid
@@ -423,7 +432,7 @@ impl Connector {
             Status::Failed { reason } => ConnectorError::StartFailed(reason),
             _ => ConnectorError::Stopped,
         })?;
-        if !self.tools().iter().any(|t| t.tool.name == tool) {
+        if !self.read_view().tools.iter().any(|t| t.tool.name == tool) {
             return Err(ConnectorError::UnknownTool(tool.to_owned()));
         }
         let timeout = self.options.call_timeout;

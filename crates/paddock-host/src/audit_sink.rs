@@ -308,31 +308,56 @@ impl AuditSink {
     }
 }
 
+impl AuditSink {
+    /// The audit rows of `events` (updating what the sink remembers of their calls).
+    pub(crate) fn rows(&self, events: &[Event]) -> Vec<NewEvent> {
+        events
+            .iter()
+            .flat_map(|event| {
+                self.records(event)
+                    .into_iter()
+                    .map(|record| NewEvent::new(event.session_id.clone(), event.time_ms, record))
+            })
+            .collect()
+    }
+}
+
+/// Commits `rows` in one transaction on the calling thread (a blocking context).
+pub(crate) fn commit_now(
+    store: &Mutex<AuditStore>,
+    rows: &[NewEvent],
+) -> Result<(), audit_store::AuditError> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let mut store = store.lock().unwrap_or_else(PoisonError::into_inner);
+    store.append_batch(rows).map(|_| ())
+}
+
+/// The error of a batch's commit, named after its last event.
+pub(crate) fn sink_error(events: &[Event], message: String) -> SinkError {
+    let (seq, kind) = events
+        .last()
+        .map(|e| (e.seq, e.msg.name().to_owned()))
+        .unwrap_or_default();
+    SinkError { seq, kind, message }
+}
+
 #[async_trait]
 impl EventSink for AuditSink {
     async fn record(&self, event: &Event) -> Result<(), SinkError> {
-        let records = self.records(event);
-        if records.is_empty() {
+        self.record_batch(std::slice::from_ref(event)).await
+    }
+
+    async fn record_batch(&self, events: &[Event]) -> Result<(), SinkError> {
+        let rows = self.rows(events);
+        if rows.is_empty() {
             return Ok(());
         }
-        let events: Vec<NewEvent> = records
-            .into_iter()
-            .map(|record| NewEvent::new(event.session_id.clone(), event.time_ms, record))
-            .collect();
-        let store = Arc::clone(&self.store);
-        let seq = event.seq;
-        let kind = event.msg.name().to_owned();
-        let failure = |message: String| SinkError {
-            seq,
-            kind: kind.clone(),
-            message,
-        };
-        tokio::task::spawn_blocking(move || {
-            let mut store = store.lock().unwrap_or_else(PoisonError::into_inner);
-            store.append_batch(&events).map(|_| ())
-        })
-        .await
-        .map_err(|e| failure(format!("the audit writer failed: {e}")))?
-        .map_err(|e| failure(e.to_string()))
+        let store = self.store();
+        crate::journal::blocking(move || commit_now(&store, &rows))
+            .await
+            .map_err(|e| sink_error(events, format!("the audit writer failed: {e}")))?
+            .map_err(|e| sink_error(events, e.to_string()))
     }
 }

@@ -42,6 +42,7 @@ struct RawConfig {
     openshell: Option<RawOpenshell>,
     models: Option<RawModels>,
     approvals: Option<RawApprovals>,
+    audit: Option<RawAudit>,
     connectors: Option<Vec<ConnectorConfig>>,
     web_fetch: Option<connectors::RawWebFetch>,
 }
@@ -89,6 +90,45 @@ struct RawModels {
 #[serde(deny_unknown_fields)]
 struct RawApprovals {
     mode: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAudit {
+    durability: Option<String>,
+}
+
+/// How hard the audit trail pushes each commit to disk (`audit.durability`). Either way a
+/// row is committed before the step it records goes on, so a killed Paddock loses none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuditDurability {
+    /// `"flushed"` (the default): the disk is flushed within [`AUDIT_FLUSH_WITHIN`] of a
+    /// commit, one flush for every commit in between; power loss can lose at most that much.
+    Flushed,
+    /// `"full"`: every commit waits for the disk (an fsync each).
+    Full,
+}
+
+/// How soon a commit reaches the disk with [`AuditDurability::Flushed`].
+pub const AUDIT_FLUSH_WITHIN: std::time::Duration = std::time::Duration::from_millis(100);
+
+impl AuditDurability {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuditDurability::Flushed => "flushed",
+            AuditDurability::Full => "full",
+        }
+    }
+
+    /// The audit store's durability for this setting.
+    pub fn store_durability(self) -> audit_store::Durability {
+        match self {
+            AuditDurability::Flushed => audit_store::Durability::Flushed {
+                within: AUDIT_FLUSH_WITHIN,
+            },
+            AuditDurability::Full => audit_store::Durability::Full,
+        }
+    }
 }
 
 /// A custom credential-share entry: files from the user's home copied into a sandbox whose
@@ -158,6 +198,8 @@ pub struct MachineConfig {
     pub openshell_keep: bool,
     pub models: ModelsConfig,
     pub approval_mode: ApprovalMode,
+    /// How hard the audit trail pushes each commit to disk (`audit.durability`).
+    pub audit_durability: AuditDurability,
     /// MCP servers on the host (`[[connectors]]`): the machine's file only.
     pub connectors: Vec<ConnectorConfig>,
     /// The built-in web fetch (`[web_fetch]`).
@@ -326,6 +368,8 @@ impl MachineConfig {
         let dm = defaults.models.unwrap_or_default();
         let ua = user_raw.approvals.unwrap_or_default();
         let da = defaults.approvals.unwrap_or_default();
+        let uaudit = user_raw.audit.unwrap_or_default();
+        let daudit = defaults.audit.unwrap_or_default();
 
         let openshell_gateway = pick(uo.gateway, dopen.gateway, &user_file).map(|l| l.value);
         let openshell_image = pick(uo.image, dopen.image, &user_file).map(|l| l.value);
@@ -512,6 +556,22 @@ impl MachineConfig {
             )
         })?;
 
+        let durability = required(
+            pick(uaudit.durability, daudit.durability, &user_file),
+            "audit.durability",
+        )?;
+        let audit_durability = match durability.value.as_str() {
+            "flushed" => AuditDurability::Flushed,
+            "full" => AuditDurability::Full,
+            other => {
+                return Err(error(
+                    &durability.file,
+                    "audit.durability",
+                    format!("`{other}` is not one of: flushed, full"),
+                ));
+            }
+        };
+
         Ok(Self {
             provider,
             provider_explicit,
@@ -528,6 +588,7 @@ impl MachineConfig {
             openshell_keep,
             models,
             approval_mode,
+            audit_durability,
             connectors,
             web_fetch,
             source,

@@ -7,28 +7,35 @@
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
-use agent::{HostTool, HostToolEntry, HostToolError, HostToolOutput, HostToolSource, ToolEffect};
+use agent::{
+    EventScrubber, HostTool, HostToolEntry, HostToolError, HostToolOutput, HostToolSource,
+    ToolEffect,
+};
 use async_trait::async_trait;
 use audit_store::AuditStore;
 use model_client::{ApiKey, KeyStore, ToolSpec};
 use paddock_connectors::config::secret_account;
-use paddock_connectors::supervisor::{Connector, Status, SupervisorOptions, TokenSource};
+use paddock_connectors::supervisor::{
+    Connector, ConnectorTool, Status, SupervisorOptions, TokenSource,
+};
 use paddock_connectors::web_fetch::{self, WebFetch, WebFetchOptions};
 use paddock_connectors::{ConnectorError, ConnectorSet, Risk, Secret, SystemResolver, naming};
-use protocol::SessionSettings;
+use protocol::{EventMsg, SessionSettings};
 use sandbox_policy::{HostRule, NetworkAllowList, SandboxData};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::MachineConfig;
 
-/// Every connector token the host has used: tool results and errors are cleaned of them
-/// before the model, an event or the audit trail sees them.
+/// Every secret the host has used (connector tokens, model keys, secret values): tool
+/// results and errors are cleaned of them before the model sees them, and every event before
+/// it is logged or sent to a client ([`EventScrubber`]; the audit trail has its own
+/// redactor, which knows the same secrets).
 #[derive(Clone, Default)]
 pub(crate) struct Redactions(Arc<Mutex<Vec<Secret>>>);
 
 impl Redactions {
-    fn add(&self, secret: &Secret) {
+    pub(crate) fn add(&self, secret: &Secret) {
         let mut secrets = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         if !secrets.contains(secret) {
             secrets.push(secret.clone());
@@ -40,6 +47,72 @@ impl Redactions {
         secrets
             .iter()
             .fold(text.to_owned(), |text, secret| secret.redact(&text))
+    }
+}
+
+impl EventScrubber for Redactions {
+    /// Most events hold no secret: they are checked in their JSON form, and only one that
+    /// holds one is rebuilt with every string (and key) cleaned.
+    fn scrub(&self, msg: EventMsg) -> EventMsg {
+        let secrets = self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if secrets.is_empty() {
+            return msg;
+        }
+        let Ok(text) = serde_json::to_string(&msg) else {
+            return msg;
+        };
+        let held = secrets.iter().any(|secret| {
+            text.contains(secret.expose())
+                || serde_json::to_string(secret.expose())
+                    .is_ok_and(|quoted| text.contains(quoted.trim_matches('"')))
+        });
+        if !held {
+            return msg;
+        }
+        let Ok(mut value) = serde_json::to_value(&msg) else {
+            return msg;
+        };
+        clean(&mut value, &secrets);
+        match serde_json::from_value(value) {
+            Ok(cleaned) => cleaned,
+            Err(e) => {
+                // Only strings changed; an event that no longer parses is replaced rather
+                // than passed on with the secret in it.
+                tracing::error!("cleaning a secret from a `{}` event: {e}", msg.name());
+                EventMsg::Notice {
+                    source: "paddock".into(),
+                    message: format!(
+                        "a `{}` event held a secret and could not be cleaned, so it is withheld",
+                        msg.name()
+                    ),
+                }
+            }
+        }
+    }
+}
+
+/// Replaces every secret in every string and object key of `value`.
+fn clean(value: &mut Value, secrets: &[Secret]) {
+    let redact = |text: &str| {
+        secrets
+            .iter()
+            .fold(text.to_owned(), |text, secret| secret.redact(&text))
+    };
+    match value {
+        Value::String(text) => *text = redact(text),
+        Value::Array(items) => items.iter_mut().for_each(|item| clean(item, secrets)),
+        Value::Object(map) => {
+            let entries = std::mem::take(map);
+            for (key, mut item) in entries {
+                clean(&mut item, secrets);
+                map.insert(redact(&key), item);
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
     }
 }
 
@@ -94,7 +167,10 @@ pub(crate) fn connector_set(
 /// What one session is offered from the host: the connectors' tools, `web_fetch`.
 pub(crate) struct SessionConnectors {
     set: Arc<ConnectorSet>,
-    web_fetch: Option<Arc<WebFetchTool>>,
+    /// Rebuilt when the session's settings change (a host allowed for it).
+    web_fetch: RwLock<Option<Arc<WebFetchTool>>>,
+    /// The machine's config, for rebuilding `web_fetch`.
+    config: Arc<RwLock<MachineConfig>>,
     redactions: Redactions,
 }
 
@@ -102,11 +178,13 @@ impl SessionConnectors {
     pub(crate) fn new(
         set: Arc<ConnectorSet>,
         web_fetch: Option<WebFetch>,
+        config: Arc<RwLock<MachineConfig>>,
         redactions: Redactions,
     ) -> Self {
         Self {
             set,
-            web_fetch: web_fetch.map(|fetch| Arc::new(WebFetchTool { fetch })),
+            web_fetch: RwLock::new(web_fetch.map(|fetch| Arc::new(WebFetchTool { fetch }))),
+            config,
             redactions,
         }
     }
@@ -120,52 +198,102 @@ fn effect(risk: Risk) -> ToolEffect {
     }
 }
 
+impl SessionConnectors {
+    fn web_fetch_entry(&self) -> Option<HostToolEntry> {
+        let tool = self
+            .web_fetch
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()?;
+        let (name, description, schema) = web_fetch::tool_spec();
+        Some(HostToolEntry {
+            spec: ToolSpec {
+                name: name.to_owned(),
+                description: description.to_owned(),
+                input_schema: schema,
+            },
+            effect: ToolEffect::Read,
+            tool: tool as Arc<dyn HostTool>,
+        })
+    }
+
+    /// The entry of a listed tool the model can be offered (`None` when its name is not
+    /// one a model API accepts).
+    fn mcp_entry(
+        &self,
+        connector: &Arc<Connector>,
+        listed: ConnectorTool,
+    ) -> Option<HostToolEntry> {
+        let model_name = listed.model_name.ok()?;
+        let description = format!(
+            "[connector `{}`, runs on the host outside the sandbox; risk: {}] {}",
+            connector.name(),
+            listed.risk.as_str(),
+            listed.tool.description
+        );
+        Some(HostToolEntry {
+            spec: ToolSpec {
+                name: model_name,
+                description,
+                input_schema: listed.tool.input_schema,
+            },
+            effect: effect(listed.risk),
+            tool: Arc::new(McpTool {
+                connector: Arc::clone(connector),
+                tool: listed.tool.name,
+                risk: listed.risk,
+                redactions: self.redactions.clone(),
+            }),
+        })
+    }
+}
+
 impl HostToolSource for SessionConnectors {
     fn tools(&self) -> Vec<HostToolEntry> {
-        let mut entries = Vec::new();
-        if let Some(tool) = &self.web_fetch {
-            let (name, description, schema) = web_fetch::tool_spec();
-            entries.push(HostToolEntry {
-                spec: ToolSpec {
-                    name: name.to_owned(),
-                    description: description.to_owned(),
-                    input_schema: schema,
-                },
-                effect: ToolEffect::Read,
-                tool: Arc::clone(tool) as Arc<dyn HostTool>,
-            });
-        }
+        let mut entries: Vec<HostToolEntry> = self.web_fetch_entry().into_iter().collect();
         for connector in self.set.all() {
             if !connector.config().enabled {
                 continue;
             }
             for listed in connector.tools() {
-                let Ok(model_name) = listed.model_name.clone() else {
-                    continue;
-                };
-                let description = format!(
-                    "[connector `{}`, runs on the host outside the sandbox; risk: {}] {}",
-                    connector.name(),
-                    listed.risk.as_str(),
-                    listed.tool.description
-                );
-                entries.push(HostToolEntry {
-                    spec: ToolSpec {
-                        name: model_name,
-                        description,
-                        input_schema: listed.tool.input_schema.clone(),
-                    },
-                    effect: effect(listed.risk),
-                    tool: Arc::new(McpTool {
-                        connector: Arc::clone(&connector),
-                        tool: listed.tool.name.clone(),
-                        risk: listed.risk,
-                        redactions: self.redactions.clone(),
-                    }),
-                });
+                entries.extend(self.mcp_entry(&connector, listed));
             }
         }
         entries
+    }
+
+    fn tool(&self, name: &str) -> Option<HostToolEntry> {
+        if name == naming::WEB_FETCH {
+            return self.web_fetch_entry();
+        }
+        let (connector, _) = naming::split(name)?;
+        let connector = self.set.get(connector).ok()?;
+        if !connector.config().enabled {
+            return None;
+        }
+        let listed = connector.tool_by_model_name(name)?;
+        self.mcp_entry(&connector, listed)
+    }
+
+    /// `web_fetch` follows the session's network allowances: a host allowed for the session
+    /// (or on the machine) is one it may fetch from the next call on. Settings it cannot use
+    /// leave the one it has.
+    fn settings_changed(&self, settings: &SessionSettings) {
+        let config = self
+            .config
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        match session_web_fetch(settings, &config) {
+            Ok(fetch) => {
+                *self
+                    .web_fetch
+                    .write()
+                    .unwrap_or_else(PoisonError::into_inner) =
+                    fetch.map(|fetch| Arc::new(WebFetchTool { fetch }));
+            }
+            Err(e) => tracing::warn!("web_fetch keeps its allow-list: {e}"),
+        }
     }
 
     fn notices(&self) -> Vec<String> {

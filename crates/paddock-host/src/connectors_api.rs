@@ -33,9 +33,13 @@ pub struct ConnectorInfo {
     pub tools: usize,
     /// The environment variables or headers it sends, and whether each carries the token.
     pub sends: Vec<SentName>,
+    /// The `[[connectors]]` entry as the machine's config holds it, for front ends to edit:
+    /// `{secret}` stands where the token goes; the token itself is only in the key store.
+    pub config: ConnectorConfig,
 }
 
-/// An environment variable or header a connector sends (its value never leaves the host).
+/// An environment variable or header a connector sends (with the token in it, its value never
+/// leaves the host).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "wire-schemas", derive(ts_rs::TS, utoipa::ToSchema))]
 pub struct SentName {
@@ -165,6 +169,7 @@ impl Host {
                             carries_token,
                         })
                         .collect(),
+                    config: entry.clone(),
                 }
             })
             .collect()

@@ -156,10 +156,16 @@ impl Host {
         let helpers = options.helpers.unwrap_or_else(|| Helpers::resolve(&config));
         let (store, log, audit) = {
             let paths = paths.clone();
+            let durability = config.audit_durability;
             tokio::task::spawn_blocking(move || {
                 let store = SqliteSessionStore::open(&paths.sessions_db())?;
                 let log = SqliteEventLog::open(&paths.events_db())?;
-                let audit = AuditStore::open(paths.audit_db())?;
+                let audit = AuditStore::open_with(
+                    paths.audit_db(),
+                    &audit_store::OpenOptions {
+                        durability: durability.store_durability(),
+                    },
+                )?;
                 Ok::<_, HostError>((store, log, audit))
             })
             .await
@@ -172,10 +178,11 @@ impl Host {
             log: log.clone(),
             inbox: Arc::clone(&inbox),
         };
-        let bus = EventBus::new(Arc::new(journal), options.live_capacity);
+        let redactions = Redactions::default();
+        let bus = EventBus::new(Arc::new(journal), options.live_capacity)
+            .with_scrubber(Arc::new(redactions.clone()));
         let leases = Leases::new(paths.leases_dir());
         let secrets = Arc::new(Mutex::new(Vec::new()));
-        let redactions = Redactions::default();
         let connectors = config.connectors.clone();
         let config = Arc::new(RwLock::new(config));
         let set = Arc::new(connectors::connector_set(
@@ -284,6 +291,9 @@ impl Host {
         })
         .await
         .map_err(|e| HostError::Internal(format!("registering a secret: {e}")))??;
+        if let Some(secret) = paddock_connectors::Secret::new(secret.expose_secret()) {
+            self.inner.redactions.add(&secret);
+        }
         let mut secrets = self
             .inner
             .secrets
@@ -414,6 +424,7 @@ impl Host {
         let source = SessionConnectors::new(
             Arc::clone(&self.inner.connectors),
             web_fetch,
+            Arc::clone(&self.inner.config),
             self.inner.redactions.clone(),
         );
         let tools = self.inner.tools.clone().with_host_source(Arc::new(source));

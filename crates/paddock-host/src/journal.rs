@@ -14,12 +14,26 @@ use std::sync::Arc;
 use agent::{EventSink, SinkError};
 use async_trait::async_trait;
 use protocol::Event;
-use session_store::{EVENT_LOG_PAGE, SqliteEventLog};
+use session_store::{EVENT_LOG_PAGE, LogRows, SqliteEventLog};
 use tokio::sync::broadcast;
 
-use crate::audit_sink::AuditSink;
+use crate::audit_sink::{AuditSink, commit_now, sink_error};
 use crate::error::HostError;
 use crate::inbox::Inbox;
+
+/// Runs `work`, which waits on SQLite, without a hop to another thread where the runtime
+/// allows it: on a multi-threaded runtime the current worker becomes a blocking thread for
+/// the while (`block_in_place`; a commit takes tens of microseconds, a hop to the blocking
+/// pool and back costs as much again and more on a loaded machine), elsewhere on the
+/// blocking pool.
+pub(crate) async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, tokio::task::JoinError> {
+    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => Ok(tokio::task::block_in_place(work)),
+        _ => tokio::task::spawn_blocking(work).await,
+    }
+}
 
 /// The durable sink of every session of the process.
 pub(crate) struct Journal {
@@ -31,13 +45,28 @@ pub(crate) struct Journal {
 #[async_trait]
 impl EventSink for Journal {
     async fn record(&self, event: &Event) -> Result<(), SinkError> {
-        self.audit.record(event).await?;
-        self.log.append(event).await.map_err(|e| SinkError {
-            seq: event.seq,
-            kind: event.msg.name().to_owned(),
-            message: format!("the event log: {e}"),
-        })?;
-        self.inbox.observe(event);
+        self.record_batch(std::slice::from_ref(event)).await
+    }
+
+    /// The audit trail first (the record), then the event log, each in one transaction,
+    /// both in one blocking section.
+    async fn record_batch(&self, events: &[Event]) -> Result<(), SinkError> {
+        let rows = self.audit.rows(events);
+        let logged = LogRows::encode(events)
+            .map_err(|e| sink_error(events, format!("the event log: {e}")))?;
+        let store = self.audit.store();
+        let log = self.log.clone();
+        blocking(move || {
+            commit_now(&store, &rows).map_err(|e| e.to_string())?;
+            log.append_now(&logged)
+                .map_err(|e| format!("the event log: {e}"))
+        })
+        .await
+        .map_err(|e| sink_error(events, format!("the journal's writer failed: {e}")))?
+        .map_err(|message| sink_error(events, message))?;
+        for event in events {
+            self.inbox.observe(event);
+        }
         Ok(())
     }
 

@@ -9,7 +9,8 @@
 //! close; route every `Submission`; the approvals inbox across sessions (first answer wins);
 //! live folder grants; network denials, drafted rules, hosts allowed for a session or the
 //! machine; settings read and written back keeping comments; audit query, export and verify;
-//! model keys and secrets; the machine's sandbox status; reaping what dead processes left;
+//! model keys and secrets; the machine's sandbox status and check (a throwaway wall built,
+//! attested and torn down); reaping what dead processes left;
 //! what Settings ▸ Sandbox offers (profiles and their hosts, credential rows with an editor
 //! for custom ones, secrets, folder checks, the key store's status).
 //!
@@ -35,6 +36,7 @@ pub mod machine;
 pub mod paths;
 pub mod probes;
 pub mod project;
+mod sandbox_check;
 pub mod service;
 pub mod sessions;
 pub mod settings;
@@ -54,8 +56,11 @@ pub use journal::EventStream;
 pub use keys::{KeyCheck, KeySaved, KeyStatus, ProviderKey};
 pub use machine::{DeniedConnection, ExportFormat, ModelCheck, ModelProvider, ReapReport};
 pub use probes::{CommandOutput, MachineProbes, SystemMachine};
+pub use sandbox_check::{CheckCall, SandboxCheck};
 pub use service::{ServiceChange, ServiceStatus};
-pub use sessions::{NewSession, SessionInfo, SessionState, new_settings, parse_folder_spec};
+pub use sessions::{
+    NewSession, SessionInfo, SessionState, new_settings, parse_folder_spec, submission,
+};
 pub use settings::{SettingValue, SettingsView};
 pub use setup::{
     AppliedStep, FailedStep, SetupAction, SetupOutcome, SetupPlan, SetupRequest, SetupStep,

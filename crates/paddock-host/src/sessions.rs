@@ -415,49 +415,111 @@ impl Host {
         Ok(self.info(summary))
     }
 
-    /// Routes a submission to its session. `approval` goes through the inbox (first answer
-    /// wins); `start_session` is refused (use [`Host::create_session`]).
+    /// Routes a submission to its session: every op a front end sends passes here (the
+    /// methods below, `send_turn`, `decide_approval`, …, build one and call this). Each op is
+    /// checked first (an empty message, a folder that is not one, a host that is not a host,
+    /// a folder the session does not have: refused naming the field); `approval` goes
+    /// through the inbox (first answer wins); `close` closes the session here and releases
+    /// its lease; `start_session` is refused (use [`Host::create_session`]). The effects
+    /// arrive as the session's events.
     pub async fn submit(&self, session_id: &str, submission: Submission) -> Result<(), HostError> {
-        match submission.op {
-            Op::StartSession { .. } => Err(HostError::invalid(
-                "op",
-                "start_session creates a session: use create_session (POST /v1/sessions)",
-            )),
+        let Submission { id, op } = submission;
+        let op = match op {
+            Op::StartSession { .. } => {
+                return Err(HostError::invalid(
+                    "op",
+                    "start_session creates a session: use create_session (POST /v1/sessions)",
+                ));
+            }
+            Op::Close => return self.close_session(session_id).await.map(|_| ()),
             Op::Approval { call_id, decision } => {
-                self.decide_approval(session_id, &call_id, decision).await
+                return self
+                    .answer_approval(session_id, id, call_id, decision)
+                    .await;
             }
-            Op::AllowHost { host } => self.allow_host_for_session(session_id, &host).await,
-            Op::GrantFolder { grant } => self.grant_folder(session_id, &grant).await,
-            Op::Close => self.close_session(session_id).await.map(|_| ()),
-            op => {
-                let running = self.live_session(session_id).await?;
-                running.session.submit_with_id(Submission {
-                    id: submission.id,
-                    op,
-                })?;
-                Ok(())
+            Op::UserTurn { text } if text.trim().is_empty() => {
+                return Err(HostError::invalid("text", "the message is empty"));
             }
+            Op::GrantFolder { grant } => Op::GrantFolder {
+                grant: check_folder(0, &grant).map_err(|e| match e {
+                    HostError::InvalidRequest { problem, .. } => {
+                        HostError::invalid("path", problem)
+                    }
+                    other => other,
+                })?,
+            },
+            Op::AllowHost { host } => {
+                agent::check_host(&host).map_err(|p| HostError::invalid("host", p))?;
+                Op::AllowHost { host }
+            }
+            op => op,
+        };
+        let running = self.live_session(session_id).await?;
+        if let Op::RevokeFolder { path } = &op
+            && !running
+                .session
+                .settings()
+                .folders
+                .iter()
+                .any(|f| &f.path == path)
+        {
+            return Err(HostError::invalid(
+                "path",
+                format!("`{path}` is not one of the session's folders"),
+            ));
         }
+        running.session.submit_with_id(Submission { id, op })?;
+        Ok(())
+    }
+
+    /// An approval answer: only for a call the inbox holds as waiting, taken from it first
+    /// (so a second answer finds nothing) and put back if the session cannot take it.
+    async fn answer_approval(
+        &self,
+        session_id: &str,
+        id: String,
+        call_id: String,
+        decision: ApprovalDecision,
+    ) -> Result<(), HostError> {
+        let running = self.live_session(session_id).await?;
+        let Some(pending) = self.inner.inbox.take(session_id, &call_id) else {
+            return Err(HostError::ApprovalNotPending {
+                session_id: session_id.to_owned(),
+                call_id,
+            });
+        };
+        if let Err(e) = running.session.submit_with_id(Submission {
+            id,
+            op: Op::Approval { call_id, decision },
+        }) {
+            self.inner.inbox.restore(pending);
+            return Err(e.into());
+        }
+        Ok(())
+    }
+
+    /// Submits `op` with a new submission id, through [`Host::submit`]; returns the id.
+    pub async fn submit_op(&self, session_id: &str, op: Op) -> Result<String, HostError> {
+        let submission = submission(op);
+        let id = submission.id.clone();
+        self.submit(session_id, submission).await?;
+        Ok(id)
     }
 
     /// Sends the user's next message; returns the submission id.
     pub async fn send_turn(&self, session_id: &str, text: &str) -> Result<String, HostError> {
-        if text.trim().is_empty() {
-            return Err(HostError::invalid("text", "the message is empty"));
-        }
-        let running = self.live_session(session_id).await?;
-        Ok(running.session.submit(Op::UserTurn {
-            text: text.to_owned(),
-        })?)
+        self.submit_op(
+            session_id,
+            Op::UserTurn {
+                text: text.to_owned(),
+            },
+        )
+        .await
     }
 
     /// Cancels the running turn (model stream, running calls, pending approvals).
     pub async fn interrupt(&self, session_id: &str) -> Result<(), HostError> {
-        self.live_session(session_id)
-            .await?
-            .session
-            .submit(Op::Interrupt)?;
-        Ok(())
+        self.submit_op(session_id, Op::Interrupt).await.map(|_| ())
     }
 
     /// Adds (or changes the access of) a folder of a live session; a live sandbox is rebuilt
@@ -467,36 +529,26 @@ impl Host {
         session_id: &str,
         grant: &FolderGrant,
     ) -> Result<(), HostError> {
-        let grant = check_folder(0, grant).map_err(|e| match e {
-            HostError::InvalidRequest { problem, .. } => HostError::invalid("path", problem),
-            other => other,
-        })?;
-        self.live_session(session_id)
-            .await?
-            .session
-            .submit(Op::GrantFolder { grant })?;
-        Ok(())
+        self.submit_op(
+            session_id,
+            Op::GrantFolder {
+                grant: grant.clone(),
+            },
+        )
+        .await
+        .map(|_| ())
     }
 
     /// Removes a folder from a live session.
     pub async fn revoke_folder(&self, session_id: &str, path: &str) -> Result<(), HostError> {
-        let running = self.live_session(session_id).await?;
-        if !running
-            .session
-            .settings()
-            .folders
-            .iter()
-            .any(|f| f.path == path)
-        {
-            return Err(HostError::invalid(
-                "path",
-                format!("`{path}` is not one of the session's folders"),
-            ));
-        }
-        running.session.submit(Op::RevokeFolder {
-            path: path.to_owned(),
-        })?;
-        Ok(())
+        self.submit_op(
+            session_id,
+            Op::RevokeFolder {
+                path: path.to_owned(),
+            },
+        )
+        .await
+        .map(|_| ())
     }
 
     /// Allows `host` for the rest of a live session.
@@ -505,14 +557,14 @@ impl Host {
         session_id: &str,
         host: &str,
     ) -> Result<(), HostError> {
-        agent::check_host(host).map_err(|p| HostError::invalid("host", p))?;
-        self.live_session(session_id)
-            .await?
-            .session
-            .submit(Op::AllowHost {
+        self.submit_op(
+            session_id,
+            Op::AllowHost {
                 host: host.to_owned(),
-            })?;
-        Ok(())
+            },
+        )
+        .await
+        .map(|_| ())
     }
 
     /// The waiting tool calls of every session this process runs (or of one), oldest first.
@@ -528,21 +580,15 @@ impl Host {
         call_id: &str,
         decision: ApprovalDecision,
     ) -> Result<(), HostError> {
-        let running = self.live_session(session_id).await?;
-        let Some(pending) = self.inner.inbox.take(session_id, call_id) else {
-            return Err(HostError::ApprovalNotPending {
-                session_id: session_id.to_owned(),
+        self.submit_op(
+            session_id,
+            Op::Approval {
                 call_id: call_id.to_owned(),
-            });
-        };
-        if let Err(e) = running.session.submit(Op::Approval {
-            call_id: call_id.to_owned(),
-            decision,
-        }) {
-            self.inner.inbox.restore(pending);
-            return Err(e.into());
-        }
-        Ok(())
+                decision,
+            },
+        )
+        .await
+        .map(|_| ())
     }
 
     /// The network rules a live session's sandbox drafted from denied connections.
@@ -569,6 +615,14 @@ impl Host {
             .session
             .decide_drafted_rule(rule_id, approve, reason)
             .await?)
+    }
+}
+
+/// A submission of `op` with a new id (a UUID).
+pub fn submission(op: Op) -> Submission {
+    Submission {
+        id: uuid::Uuid::new_v4().to_string(),
+        op,
     }
 }
 

@@ -158,6 +158,13 @@ pub fn apply_changes(
     changes: &[(String, SettingValue)],
 ) -> Result<String, HostError> {
     let mut document = parse_for_edit(current)?;
+    // A file of comments only: they head the file, so they stay above the first table made
+    // (toml_edit keeps them as the document's trailing text, which would put them below).
+    let trailing = document.trailing().as_str().unwrap_or_default().to_owned();
+    let heading = (document.as_table().is_empty() && !trailing.is_empty()).then(|| {
+        document.set_trailing("");
+        trailing
+    });
     for (key, value) in changes {
         let Some((_, shape)) = SETTABLE.iter().find(|(k, _)| k == key) else {
             let known: Vec<&str> = SETTABLE.iter().map(|(k, _)| *k).collect();
@@ -201,6 +208,25 @@ pub fn apply_changes(
             None => {
                 table.remove(name);
             }
+        }
+    }
+    if let Some(heading) = heading {
+        let first = document
+            .as_table_mut()
+            .iter_mut()
+            .next()
+            .and_then(|(_, item)| item.as_table_mut());
+        match first {
+            Some(first) => {
+                let prefix = first
+                    .decor()
+                    .prefix()
+                    .and_then(|p| p.as_str())
+                    .unwrap_or("");
+                let prefix = format!("{heading}{prefix}");
+                first.decor_mut().set_prefix(prefix);
+            }
+            None => document.set_trailing(heading),
         }
     }
     Ok(document.to_string())

@@ -56,6 +56,27 @@ fn a_new_table_is_appended_and_unset_removes_a_key() {
     );
 }
 
+/// A file of nothing but comments keeps them at its head: the first table made goes below them,
+/// not above.
+#[test]
+fn a_file_of_comments_only_keeps_them_above_the_first_table() {
+    let updated = apply_changes(
+        "# my machine\n# (set up by hand)\n",
+        &change("sandbox.provider", SettingValue::Text("direct".into())),
+    )
+    .unwrap();
+    assert_eq!(
+        updated,
+        "# my machine\n# (set up by hand)\n[sandbox]\nprovider = \"direct\"\n"
+    );
+    let empty = apply_changes(
+        "",
+        &change("sandbox.provider", SettingValue::Text("local".into())),
+    )
+    .unwrap();
+    assert_eq!(empty, "[sandbox]\nprovider = \"local\"\n");
+}
+
 #[test]
 fn wrong_keys_and_shapes_name_the_key() {
     let unknown = apply_changes(

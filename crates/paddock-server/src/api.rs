@@ -119,8 +119,6 @@ pub struct KeyRequest {
 /// in the key store as `connector-<name>`; never written to the config).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, ToSchema)]
 pub struct ConnectorRequest {
-    #[ts(type = "unknown")]
-    #[schema(value_type = Object)]
     pub config: paddock_host::config::ConnectorConfig,
     #[serde(default)]
     pub token: Option<String>,
@@ -224,8 +222,9 @@ pub struct AuditParams {
     pub format: Option<String>,
 }
 
-/// An error body's shape is [`crate::errors::ErrorBody`]; this is the list of its codes, for
-/// documentation.
+/// An error body's shape is [`crate::errors::ErrorBody`]; this is the list of its codes with
+/// their statuses: every code the server or the host answers (`docs/api.md`'s table lists
+/// each; `errors.rs`'s tests hold the three together).
 pub const ERROR_CODES: &[(&str, u16, &str)] = &[
     ("unauthorized", 401, "no token, or a wrong one"),
     ("token_in_url", 400, "the token was put in the query string"),
@@ -251,6 +250,11 @@ pub const ERROR_CODES: &[(&str, u16, &str)] = &[
         "the body does not match the request type",
     ),
     ("invalid_query", 400, "a query parameter does not match"),
+    (
+        "invalid_path",
+        400,
+        "a path parameter does not parse (a row number that is not a number)",
+    ),
     (
         "invalid_request",
         400,

@@ -138,3 +138,7 @@ impl IntoResponse for ApiError {
 
 /// A handler's result.
 pub type ApiResult<T> = Result<T, ApiError>;
+
+#[cfg(test)]
+#[path = "errors_tests.rs"]
+mod tests;

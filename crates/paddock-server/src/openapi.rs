@@ -42,7 +42,7 @@ impl utoipa::Modify for BearerToken {
         approvals::revoke,
         network::denials, network::rules, network::decide_rule, network::allow,
         settings::read, settings::update, settings::save_credential, settings::remove_credential,
-        machine::health, machine::sandbox, machine::setup_plan, machine::setup_apply,
+        machine::health, machine::sandbox, machine::check, machine::setup_plan, machine::setup_apply,
         machine::catalog, machine::folder,
         audit::query, audit::show, audit::export, audit::verify,
         models::providers, models::key_status, models::key_store, models::store_key,

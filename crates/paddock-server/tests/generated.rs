@@ -74,6 +74,7 @@ fn generate(dir: &Path) {
         paddock_host::SetupPlan,
         paddock_host::SetupRequest,
         paddock_host::SetupOutcome,
+        paddock_host::SandboxCheck,
         audit_store::VerifyReport,
         protocol::Event,
         protocol::StandingApproval,
@@ -158,10 +159,68 @@ fn checked_in_openapi_document_matches_the_code() {
         "/v1/sessions/{id}/network/rules",
         "/v1/settings",
         "/v1/machine/sandbox",
+        "/v1/machine/sandbox/check",
         "/v1/audit",
         "/v1/models/providers",
         "/v1/sessions/{id}/events",
     ] {
         assert!(paths.contains_key(path), "{path} missing from the document");
     }
+}
+
+/// Schemas of the OpenAPI document that have no TypeScript file of their own because ts-rs
+/// writes them into another type's binding: (schema, the binding that carries it, a piece of
+/// that binding's text that is the inlined schema).
+const INLINED: &[(&str, &str, &str)] = &[
+    // `#[serde(flatten)]` into `BrokenRow`: the problem's variants are part of its type.
+    (
+        "ChainProblem",
+        "BrokenRow.ts",
+        "\"problem\": \"row_missing\", expected: number",
+    ),
+];
+
+/// Every schema a client can meet in the OpenAPI document has a TypeScript type: a binding of
+/// its own, or a place in another binding listed in [`INLINED`] (and nothing stale is listed
+/// there).
+#[test]
+fn every_openapi_schema_has_a_typescript_binding() {
+    let document: serde_json::Value =
+        serde_json::from_str(&paddock_server::openapi::json()).unwrap();
+    let schemas = document["components"]["schemas"].as_object().unwrap();
+    assert!(schemas.len() > 50, "{} schemas", schemas.len());
+    let fresh = tempfile::tempdir().unwrap();
+    generate(fresh.path());
+    let bindings = read_dir(fresh.path());
+    let mut problems = Vec::new();
+    for name in schemas.keys() {
+        let own = format!("{name}.ts");
+        let inlined = INLINED.iter().find(|(schema, _, _)| schema == name);
+        match (bindings.contains_key(&own), inlined) {
+            (true, None) => {}
+            (true, Some(_)) => problems.push(format!(
+                "{name} has its own binding now: take it out of INLINED"
+            )),
+            (false, None) => problems.push(format!(
+                "{name} is in openapi.json but has no TypeScript binding: add it to \
+                 `generate` (or to INLINED with the binding that carries it)"
+            )),
+            (false, Some((_, carrier, text))) => match bindings.get(*carrier) {
+                Some(binding) if binding.contains(text) => {}
+                Some(binding) => problems.push(format!(
+                    "{name} is said to be inlined in {carrier}, which does not carry it: \
+                     {binding}"
+                )),
+                None => problems.push(format!("{name}: {carrier} is not generated")),
+            },
+        }
+    }
+    for (schema, _, _) in INLINED {
+        if !schemas.contains_key(*schema) {
+            problems.push(format!(
+                "INLINED lists {schema}, which openapi.json no longer has"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

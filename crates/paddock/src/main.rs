@@ -306,6 +306,9 @@ enum SandboxCommand {
         /// Check this provider instead of the configured one.
         #[arg(long, value_enum)]
         provider: Option<ProviderArg>,
+        /// Print the result as one JSON object.
+        #[arg(long)]
+        json: bool,
     },
     /// Fix what the wall's status finds failing: shows each change (a diff of the file
     /// Paddock edits, the command it runs, or the command left to you, e.g. anything needing
@@ -431,7 +434,8 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(dispatch(cli.command)) {
+    let json_logs = cli.log_format == Some(LogFormat::Json);
+    match runtime.block_on(dispatch(cli.command, json_logs)) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("paddock: {e:#}");
@@ -447,7 +451,7 @@ async fn open_host(paths: &Paths, max_steps: Option<u32>) -> anyhow::Result<Host
     Ok(Host::open(options).await?)
 }
 
-async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
+async fn dispatch(command: Command, json_logs: bool) -> anyhow::Result<ExitCode> {
     let paths = Paths::from_env().map_err(anyhow::Error::msg)?;
     match command {
         Command::Run {
@@ -504,8 +508,8 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
                 SandboxCommand::Status { provider, json } => {
                     machine::status(&host, provider.map(Into::into), json).await
                 }
-                SandboxCommand::Check { provider } => {
-                    sandbox_check::check(&host, provider.map(Into::into)).await
+                SandboxCommand::Check { provider, json } => {
+                    sandbox_check::check(&host, provider.map(Into::into), json).await
                 }
                 SandboxCommand::Setup {
                     provider,
@@ -567,7 +571,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             false => sessions_cmd::none(json),
             true => sessions_cmd::list(&open_host(&paths, None).await?, json).await,
         },
-        Command::Up(options) => up::up(&paths, options).await,
+        Command::Up(options) => up::up(&paths, options, json_logs).await,
         Command::Keys { command } => {
             let host = open_host(&paths, None).await?;
             match command {

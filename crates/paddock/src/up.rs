@@ -43,7 +43,7 @@ pub struct UpOptions {
     clippy::print_stderr,
     reason = "the command's output is its interface"
 )]
-pub async fn up(paths: &Paths, options: UpOptions) -> anyhow::Result<ExitCode> {
+pub async fn up(paths: &Paths, options: UpOptions, json_logs: bool) -> anyhow::Result<ExitCode> {
     let host = Host::open(HostOptions::new(paths.clone())).await?;
     let reaped = host.reap_orphans().await;
     for name in &reaped.reaped {
@@ -68,7 +68,10 @@ pub async fn up(paths: &Paths, options: UpOptions) -> anyhow::Result<ExitCode> {
         .await
         .context("starting the server")?;
     for warning in server.warnings() {
-        eprintln!("{warning}");
+        // With `--log-format json` stderr carries only JSON lines: the log line says it.
+        if !json_logs {
+            eprintln!("{warning}");
+        }
         tracing::warn!("{warning}");
     }
     println!("Paddock is serving {}", server.url());

@@ -4,6 +4,10 @@
 //!   sandbox: a bare `bwrap` (new namespaces, `/` read-only) running `true`; the folder is a
 //!   git repository with editor settings (so the protected-files walk and mounts are included),
 //!   and the local start on a plain folder is timed against it, interleaved;
+//! * the local start on a large grant ([`LARGE_FOLDERS`] folders of [`LARGE_FILES_PER_FOLDER`]
+//!   files, a git repository at its top), interleaved with the plain folder: what the start's
+//!   protected-files walk (every folder walked and watched) and set-id sweep (every entry
+//!   looked at) cost on a grant of that size;
 //! * a small `read_file` through the wall vs through a direct runner (target: within 20 %).
 //!
 //! `cargo bench -p sandbox-provider --bench local_wall` (set `PADDOCK_TOOL_RUNNER` and
@@ -28,6 +32,73 @@ use sandbox_provider::local::{AllowListSource, LocalConfig, LocalProvider};
 use sandbox_provider::{Sandbox, SandboxProvider, SandboxRequest};
 use tokio_util::sync::CancellationToken;
 use tool_protocol::{ReadFile, ToolRequest};
+
+/// The large grant: folders (20 at the top, the rest below them) and files in each.
+const LARGE_FOLDERS: usize = 2_000;
+const LARGE_FILES_PER_FOLDER: usize = 10;
+
+/// Makes the large grant at `dir`: a git repository holding `LARGE_FOLDERS` folders of
+/// `LARGE_FILES_PER_FOLDER` small files each.
+fn large_grant(dir: &std::path::Path) {
+    std::fs::create_dir(dir).unwrap();
+    let out = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let tops = 20;
+    for top in 0..tops {
+        for sub in 0..LARGE_FOLDERS / tops {
+            let folder = dir.join(format!("m{top}/d{sub}"));
+            std::fs::create_dir_all(&folder).unwrap();
+            for file in 0..LARGE_FILES_PER_FOLDER {
+                std::fs::write(folder.join(format!("f{file}.rs")), "fn main() {}\n").unwrap();
+            }
+        }
+    }
+}
+
+/// Times the local start on the large grant against the plain folder, interleaved (not in
+/// the smoke: making 20,000 files and starting on them is no ratio the smoke checks).
+async fn large_start(
+    local: &dyn SandboxProvider,
+    plain_request: &SandboxRequest,
+    root: &std::path::Path,
+    starts: usize,
+) {
+    let large = root.join("large");
+    large_grant(&large);
+    let large_request = SandboxRequest {
+        folders: vec![FolderGrant {
+            path: large.display().to_string(),
+            access: FolderAccess::ReadWrite,
+        }],
+        cwd: large.display().to_string(),
+        ..plain_request.clone()
+    };
+    let (mut plain_starts, mut large_starts) =
+        time_local_starts(local, plain_request, &large_request, starts).await;
+    let (p50, g50) = (
+        percentile(&mut plain_starts, 0.5),
+        percentile(&mut large_starts, 0.5),
+    );
+    let g95 = percentile(&mut large_starts, 0.95);
+    println!(
+        "local start on a large grant ({LARGE_FOLDERS} folders, {} files, a repository), \
+         {starts} each, interleaved with the plain folder:",
+        LARGE_FOLDERS * LARGE_FILES_PER_FOLDER
+    );
+    println!("  plain folder           p50 {:8.2} ms", ms(p50));
+    println!(
+        "  large grant            p50 {:8.2} ms   p95 {:8.2} ms (+{:.2} ms; target p50 <= \
+         100 ms: {})",
+        ms(g50),
+        ms(g95),
+        ms(g50) - ms(p50),
+        if ms(g50) <= 100.0 { "met" } else { "MISSED" }
+    );
+}
 
 /// Starts and calls per side: (full run, smoke run).
 const STARTS: (usize, usize) = (30, 12);
@@ -254,6 +325,10 @@ fn main() {
             ms(r50),
             ms(r50) - ms(p50)
         );
+
+        if !smoke {
+            large_start(&local, &plain_request, root.path(), starts).await;
+        }
 
         let path = file.display().to_string();
         let direct_sandbox = direct.start(&request, &|_| {}).await.unwrap();

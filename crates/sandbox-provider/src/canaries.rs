@@ -16,6 +16,7 @@
 //! | `proxy_refuses_unlisted_host` | [`probe::PROXY`] sends `CONNECT` for [`CANARY_HOST`]:[`CANARY_PORT`] | the proxy answered with status 403 |
 //! | `no_new_privs` | [`probe::STATUS`] reads `/proc/self/status` | `NoNewPrivs: 1` |
 //! | `seccomp_filter` | [`probe::STATUS`] | `Seccomp: 2` (filter mode) |
+//! | `runner_socket_fixed` | [`probe::SOCKET_FOLDER`] makes a file in the runner's socket folder | it failed: no command can move the socket away and listen in the runner's place |
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -53,6 +54,8 @@ pub(crate) mod probe {
     pub const WRITE: &str = "write_";
     /// Writes into read-only folders.
     pub const READ_ONLY_WRITE: &str = "write_ro_";
+    /// Makes a file in the runner's socket folder.
+    pub const SOCKET_FOLDER: &str = "socket_folder";
 }
 
 /// Ends each probe's output in a canary script's stdout.
@@ -143,6 +146,32 @@ pub(crate) fn system_write_probes() -> Vec<(String, String)> {
     .into_iter()
     .map(|(name, path)| (name.to_owned(), format!(": > {path}")))
     .collect()
+}
+
+/// Makes a file in the runner's socket folder `folder` (removed again if that worked, with
+/// `created` printed): what a command taking the runner's place would do first.
+pub(crate) fn socket_folder_probe(folder: &str) -> (String, String) {
+    let file = sh_quote(&format!("{folder}/.paddock-canary"));
+    (
+        probe::SOCKET_FOLDER.to_owned(),
+        format!("if : > {file}; then rm -f {file}; echo created; else false; fi"),
+    )
+}
+
+/// `runner_socket_fixed`: the [`socket_folder_probe`] reported and was refused.
+pub(crate) fn runner_socket_fixed(obs: &Observations) -> CanaryResult {
+    let name = "runner_socket_fixed";
+    let Some(o) = obs.get(probe::SOCKET_FOLDER) else {
+        return missing(name);
+    };
+    canary(
+        name,
+        o.code != 0 && !o.output.contains("created"),
+        format!(
+            "a command making a file in the runner's socket folder: exit {} ({})",
+            o.code, o.output
+        ),
+    )
 }
 
 /// A write into each read-only grant; into `fallback` (a folder the wall mounts read-only)

@@ -7,7 +7,7 @@
 //! file in a granted folder would let any local user who can reach it run it as its owner
 //! (root, when Paddock runs as root). The walk opens everything relative to its folder's handle
 //! and follows no link, so nothing outside the grants is touched; it stops after
-//! [`MAX_ENTRIES`] entries and says so.
+//! [`MAX_ENTRIES`] entries, and then fails: what it did not look at is not reported clean.
 
 use std::ffi::CString;
 use std::io;
@@ -28,13 +28,14 @@ pub struct SetIdSweep {
     pub stripped: Vec<(PathBuf, u32)>,
     /// Files or folders that could not be checked or stripped, with the reason.
     pub failed: Vec<(PathBuf, String)>,
-    /// The walk stopped at [`MAX_ENTRIES`].
-    pub truncated: bool,
+    /// The walk stopped at its limit (`Some(limit)`), leaving entries unchecked.
+    pub truncated: Option<usize>,
 }
 
 impl SetIdSweep {
     /// The attestation entry that records the sweep (the audit trail's first record of a
-    /// session): it fails when a set-id file could not be stripped.
+    /// session): it fails when a set-id file could not be stripped, and when the walk stopped
+    /// at its limit (the rest of the folders was not checked).
     pub fn canary(&self) -> CanaryResult {
         let shown = |items: Vec<String>| -> String {
             let more = items.len().saturating_sub(10);
@@ -68,32 +69,36 @@ impl SetIdSweep {
                 )
             ));
         }
-        if self.truncated {
-            detail.push_str(&format!("; stopped after {MAX_ENTRIES} entries"));
+        if let Some(limit) = self.truncated {
+            detail = format!(
+                "the sweep stopped after {limit} entries, so the rest of the read-write folders \
+                 was not checked for set-uid or set-gid files; grant a smaller folder ({detail})"
+            );
         }
         CanaryResult {
             name: "set_id_files_stripped".to_owned(),
-            passed: self.failed.is_empty(),
+            passed: self.failed.is_empty() && self.truncated.is_none(),
             detail,
         }
     }
 }
 
-/// The sweep at a wall's close: what it stripped or could not strip is logged as a warning and
-/// returned; the close hands it to the session, which records it (`sandbox_closed`) in the
-/// audit trail before the session's end is committed.
-pub fn sweep_at_close(sandbox: &str, folders: &[FolderGrant]) -> SetIdSweep {
-    let report = sweep(folders);
-    if !report.stripped.is_empty() || !report.failed.is_empty() {
+/// The sweep at a wall's close: what it stripped or could not strip (or an unfinished walk) is
+/// logged as a warning and returned; the close hands it to the session, which records it
+/// (`sandbox_closed`) in the audit trail before the session's end is committed.
+pub fn sweep_at_close(sandbox: &str, folders: &[FolderGrant], limit: usize) -> SetIdSweep {
+    let report = sweep(folders, limit);
+    if !report.stripped.is_empty() || !report.failed.is_empty() || report.truncated.is_some() {
         tracing::warn!(sandbox, "set-id files at close: {}", report.canary().detail);
     }
     report
 }
 
-/// Sweeps the read-write folders of `folders` (read-only ones are the user's, untouched).
-pub fn sweep(folders: &[FolderGrant]) -> SetIdSweep {
+/// Sweeps the read-write folders of `folders` (read-only ones are the user's, untouched),
+/// looking at `limit` entries at most ([`MAX_ENTRIES`] but in tests).
+pub fn sweep(folders: &[FolderGrant], limit: usize) -> SetIdSweep {
     let mut report = SetIdSweep::default();
-    let mut budget = MAX_ENTRIES;
+    let mut budget = limit;
     for folder in folders {
         if folder.access != FolderAccess::ReadWrite {
             continue;
@@ -104,6 +109,9 @@ pub fn sweep(folders: &[FolderGrant]) -> SetIdSweep {
                 .failed
                 .push((PathBuf::from(&folder.path), e.to_string())),
         }
+    }
+    if report.truncated.is_some() {
+        report.truncated = Some(limit);
     }
     report
 }
@@ -118,57 +126,87 @@ fn sweep_dir(dir: &OwnedFd, path: &Path, report: &mut SetIdSweep, budget: &mut u
     };
     for entry in listing.flatten() {
         if *budget == 0 {
-            report.truncated = true;
+            report.truncated = Some(0);
             return;
         }
         *budget -= 1;
         let name = entry.file_name();
-        let child = path.join(&name);
         let Ok(kind) = entry.file_type() else {
             continue;
         };
-        if !(kind.is_dir() || kind.is_file()) {
-            continue;
-        }
-        let fd = match open_entry(dir, name.as_bytes()) {
-            Ok(fd) => fd,
-            // Replaced by a link (or removed) since it was listed: nothing of ours to strip.
-            Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENOENT)) => continue,
-            Err(e) => {
-                report.failed.push((child, e.to_string()));
-                continue;
+        if kind.is_dir() {
+            match open_entry(dir, name.as_bytes(), libc::O_DIRECTORY) {
+                Ok(fd) => sweep_dir(&fd, &path.join(&name), report, budget),
+                // Replaced by a link, a file, or removed since it was listed: nothing of ours.
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::ELOOP | libc::ENOENT | libc::ENOTDIR)
+                    ) => {}
+                Err(e) => report.failed.push((path.join(&name), e.to_string())),
             }
-        };
-        let stat = match fstat(&fd) {
-            Ok(stat) => stat,
-            Err(e) => {
-                report.failed.push((child, e.to_string()));
-                continue;
-            }
-        };
-        match stat.st_mode & libc::S_IFMT {
-            libc::S_IFDIR => sweep_dir(&fd, &child, report, budget),
-            libc::S_IFREG if stat.st_mode & (libc::S_ISUID | libc::S_ISGID) != 0 => {
-                let mode = stat.st_mode & 0o7777;
-                match fchmod(&fd, mode & !(libc::S_ISUID | libc::S_ISGID)) {
-                    Ok(()) => report.stripped.push((child, mode)),
-                    Err(e) => report.failed.push((child, e.to_string())),
+        } else if kind.is_file() {
+            // One `fstatat` per file: the few with a set-id bit are opened, the rest never.
+            match stat_entry(dir, name.as_bytes()) {
+                Ok(stat) if is_set_id_file(stat.st_mode) => {
+                    strip(dir, name.as_bytes(), &path.join(&name), report);
                 }
+                Ok(_) => {}
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+                Err(e) => report.failed.push((path.join(&name), e.to_string())),
             }
-            _ => {}
         }
     }
 }
 
-/// Opens `name` in `dir` for reading, following no link and never blocking (a FIFO).
-fn open_entry(dir: &OwnedFd, name: &[u8]) -> io::Result<OwnedFd> {
+fn is_set_id_file(mode: u32) -> bool {
+    mode & libc::S_IFMT == libc::S_IFREG && mode & (libc::S_ISUID | libc::S_ISGID) != 0
+}
+
+/// Removes the set-id bits of `name` in `dir`, opened following no link and checked again
+/// through the open descriptor (it may have been replaced since it was looked at).
+fn strip(dir: &OwnedFd, name: &[u8], child: &Path, report: &mut SetIdSweep) {
+    let fd = match open_entry(dir, name, 0) {
+        Ok(fd) => fd,
+        // Replaced by a link (or removed) since it was listed: nothing of ours to strip.
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENOENT)) => return,
+        Err(e) => {
+            report.failed.push((child.to_owned(), e.to_string()));
+            return;
+        }
+    };
+    let stat = match fstat(&fd) {
+        Ok(stat) => stat,
+        Err(e) => {
+            report.failed.push((child.to_owned(), e.to_string()));
+            return;
+        }
+    };
+    if !is_set_id_file(stat.st_mode) {
+        return;
+    }
+    let mode = stat.st_mode & 0o7777;
+    match fchmod(&fd, mode & !(libc::S_ISUID | libc::S_ISGID)) {
+        Ok(()) => report.stripped.push((child.to_owned(), mode)),
+        Err(e) => report.failed.push((child.to_owned(), e.to_string())),
+    }
+}
+
+/// Opens `name` in `dir` for reading (with `flags` added), following no link and never
+/// blocking (a FIFO).
+fn open_entry(dir: &OwnedFd, name: &[u8], flags: i32) -> io::Result<OwnedFd> {
     let name = CString::new(name).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
     // SAFETY: `name` is NUL-terminated and lives for the call; `dir` is an open descriptor.
     let fd = unsafe {
         libc::openat(
             dir.as_raw_fd(),
             name.as_ptr(),
-            libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY,
+            libc::O_RDONLY
+                | libc::O_NOFOLLOW
+                | libc::O_NONBLOCK
+                | libc::O_CLOEXEC
+                | libc::O_NOCTTY
+                | flags,
         )
     };
     if fd < 0 {
@@ -176,6 +214,27 @@ fn open_entry(dir: &OwnedFd, name: &[u8]) -> io::Result<OwnedFd> {
     }
     // SAFETY: `fd` was just returned by openat and is owned here alone.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// `fstatat(dir, name, AT_SYMLINK_NOFOLLOW)`: the entry itself, a link not followed.
+fn stat_entry(dir: &OwnedFd, name: &[u8]) -> io::Result<libc::stat> {
+    let name = CString::new(name).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: an all-zero `stat` is a valid value of this plain C struct.
+    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `name` is NUL-terminated, `dir` open and `stat` writable for the call.
+    let rc = unsafe {
+        libc::fstatat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            &mut stat,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    if rc == 0 {
+        Ok(stat)
+    } else {
+        Err(io::Error::last_os_error())
+    }
 }
 
 fn fstat(fd: &OwnedFd) -> io::Result<libc::stat> {
@@ -248,10 +307,13 @@ mod tests {
         )
         .unwrap();
 
-        let report = sweep(&[
-            grant(&rw, FolderAccess::ReadWrite),
-            grant(&ro, FolderAccess::ReadOnly),
-        ]);
+        let report = sweep(
+            &[
+                grant(&rw, FolderAccess::ReadWrite),
+                grant(&ro, FolderAccess::ReadOnly),
+            ],
+            MAX_ENTRIES,
+        );
         let mut stripped: Vec<_> = report
             .stripped
             .iter()
@@ -297,9 +359,34 @@ mod tests {
             canary.detail
         );
         assert!(
-            sweep(&[grant(&rw, FolderAccess::ReadWrite)])
+            sweep(&[grant(&rw, FolderAccess::ReadWrite)], MAX_ENTRIES)
                 .stripped
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn a_sweep_cut_off_at_its_limit_fails_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let rw = dir.path().join("rw");
+        std::fs::create_dir_all(rw.join("sub")).unwrap();
+        for i in 0..10 {
+            std::fs::write(rw.join(format!("sub/f{i}")), "").unwrap();
+        }
+        let folders = [grant(&rw, FolderAccess::ReadWrite)];
+        let cut = sweep(&folders, 5);
+        assert_eq!(cut.truncated, Some(5));
+        let canary = cut.canary();
+        assert!(!canary.passed, "{canary:?}");
+        assert!(
+            canary.detail.contains("stopped after 5 entries")
+                && canary.detail.contains("not checked"),
+            "{}",
+            canary.detail
+        );
+        // Enough room: the same folder is clean.
+        let whole = sweep(&folders, 11);
+        assert_eq!(whole.truncated, None);
+        assert!(whole.canary().passed, "{:?}", whole.canary());
     }
 }

@@ -9,12 +9,32 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use agent::StoreError;
 use protocol::Event;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use crate::{backend, migrations, sqlite};
 
 /// Most events one read returns.
 pub const EVENT_LOG_PAGE: usize = 1000;
+
+/// Events encoded for the log (`session_id`, `seq`, `time_ms`, the event's JSON), ready for
+/// [`SqliteEventLog::append_now`].
+#[derive(Debug, Clone)]
+pub struct LogRows(Vec<(String, i64, i64, String)>);
+
+impl LogRows {
+    pub fn encode(events: &[Event]) -> Result<Self, StoreError> {
+        events
+            .iter()
+            .map(|event| {
+                let text = serde_json::to_string(event)
+                    .map_err(|e| backend("encoding an event for the log", e))?;
+                let seq = i64::try_from(event.seq).unwrap_or(i64::MAX);
+                Ok((event.session_id.clone(), seq, event.time_ms, text))
+            })
+            .collect::<Result<Vec<_>, StoreError>>()
+            .map(Self)
+    }
+}
 
 /// Durable events of every session, in one SQLite file shared by every Paddock process of
 /// the machine. WAL with `synchronous=NORMAL`: an appended event survives the process being
@@ -78,38 +98,41 @@ impl SqliteEventLog {
     /// Appends one durable event; returns once it is committed. The same event appended
     /// again (a retry) is accepted; another event under a number already used is refused.
     pub async fn append(&self, event: &Event) -> Result<(), StoreError> {
-        let text = serde_json::to_string(event)
-            .map_err(|e| backend("encoding an event for the log", e))?;
-        let session_id = event.session_id.clone();
-        let seq = i64::try_from(event.seq).unwrap_or(i64::MAX);
-        let time_ms = event.time_ms;
-        self.run(move |connection| {
-            let inserted = connection
-                .execute(
-                    "INSERT OR IGNORE INTO events (session_id, seq, time_ms, event)
-                     VALUES (?1, ?2, ?3, ?4)",
-                    params![session_id, seq, time_ms, text],
-                )
-                .map_err(|e| backend("appending to the event log", e))?;
-            if inserted == 1 {
-                return Ok(());
-            }
-            let logged: String = connection
-                .query_row(
-                    "SELECT event FROM events WHERE session_id = ?1 AND seq = ?2",
-                    params![session_id, seq],
-                    |row| row.get(0),
-                )
-                .map_err(|e| backend("reading the event log", e))?;
-            if logged == text {
-                Ok(())
-            } else {
-                Err(StoreError::Corrupt(format!(
-                    "event #{seq} of session `{session_id}` is already logged with other content"
-                )))
-            }
-        })
-        .await
+        self.append_batch(std::slice::from_ref(event)).await
+    }
+
+    /// Appends durable events in one transaction (all or none); returns once it is
+    /// committed. Each is accepted again as a retry, or refused under a number already used
+    /// for another event, as [`SqliteEventLog::append`] does.
+    pub async fn append_batch(&self, events: &[Event]) -> Result<(), StoreError> {
+        let rows = LogRows::encode(events)?;
+        let log = self.clone();
+        tokio::task::spawn_blocking(move || log.append_now(&rows))
+            .await
+            .map_err(|e| backend("the event log's worker thread failed", e))?
+    }
+
+    /// [`SqliteEventLog::append_batch`] on the calling thread, for a caller already in a
+    /// blocking context (it waits for SQLite, and for other processes' locks).
+    pub fn append_now(&self, rows: &LogRows) -> Result<(), StoreError> {
+        let mut connection = self
+            .connection
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        sqlite::retry_busy(
+            || {
+                let transaction = connection
+                    .transaction_with_behavior(TransactionBehavior::Immediate)
+                    .map_err(|e| backend("appending to the event log", e))?;
+                for (session_id, seq, time_ms, text) in &rows.0 {
+                    append_row(&transaction, session_id, *seq, *time_ms, text)?;
+                }
+                transaction
+                    .commit()
+                    .map_err(|e| backend("appending to the event log", e))
+            },
+            |e| matches!(e, StoreError::Busy(_)),
+        )
     }
 
     /// Up to `limit` (at most [`EVENT_LOG_PAGE`]) events of `session_id` numbered after
@@ -172,4 +195,38 @@ fn restrict(path: &Path) -> Result<(), StoreError> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
         .map_err(|e| backend(&format!("protecting {}", path.display()), e))
+}
+
+/// Inserts one logged event, or accepts it when the same event is already there.
+fn append_row(
+    connection: &Connection,
+    session_id: &str,
+    seq: i64,
+    time_ms: i64,
+    text: &str,
+) -> Result<(), StoreError> {
+    let inserted = connection
+        .prepare_cached(
+            "INSERT OR IGNORE INTO events (session_id, seq, time_ms, event)
+             VALUES (?1, ?2, ?3, ?4)",
+        )
+        .and_then(|mut statement| statement.execute(params![session_id, seq, time_ms, text]))
+        .map_err(|e| backend("appending to the event log", e))?;
+    if inserted == 1 {
+        return Ok(());
+    }
+    let logged: String = connection
+        .query_row(
+            "SELECT event FROM events WHERE session_id = ?1 AND seq = ?2",
+            params![session_id, seq],
+            |row| row.get(0),
+        )
+        .map_err(|e| backend("reading the event log", e))?;
+    if logged == text {
+        Ok(())
+    } else {
+        Err(StoreError::Corrupt(format!(
+            "event #{seq} of session `{session_id}` is already logged with other content"
+        )))
+    }
 }

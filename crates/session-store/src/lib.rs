@@ -18,7 +18,7 @@ use model_client::Message;
 use protocol::{ProviderKind, SessionSettings};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-pub use event_log::{EVENT_LOG_PAGE, SqliteEventLog};
+pub use event_log::{EVENT_LOG_PAGE, LogRows, SqliteEventLog};
 pub use migrations::SCHEMA_VERSION;
 
 /// Sessions in one SQLite file (`sessions.db` in Paddock's state folder).

@@ -24,6 +24,10 @@ options:
   --cwd PATH            the folder relative paths start from (default: the first root)
   --max-timeout-ms N    the longest run_bash timeout a call may ask for (default 600000)
   --exit-on-stdin-eof   serve: also exit when stdin reaches end of file
+  --writable PATH       serve: a folder whose entries commands may make, remove and move
+                        (repeatable: the wall's writable folders); once one is given they may
+                        do so nowhere else, so the socket's folder, which must not lie below
+                        any, cannot be changed by them
   --test-unscoped-signals
                         serve, tests only: no Landlock signal scope for the commands, as on a
                         kernel before 6.12 (so a test can show what else keeps them off the
@@ -51,6 +55,8 @@ pub struct ServeOptions {
     pub max_timeout_ms: Option<u64>,
     /// `serve --test-unscoped-signals`: commands get no Landlock signal scope (tests only).
     pub unscoped_signals: bool,
+    /// `serve --writable`: the only folders whose entries commands may change.
+    pub writable: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,6 +118,15 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
                 options.max_timeout_ms = Some(ms);
             }
             "--exit-on-stdin-eof" => exit_on_stdin_eof = true,
+            "--writable" => {
+                let path = value()?;
+                if !path.starts_with('/') {
+                    return Err(UsageError(format!(
+                        "--writable `{path}`: the path must be absolute"
+                    )));
+                }
+                options.writable.push(path);
+            }
             "--test-unscoped-signals" => options.unscoped_signals = true,
             "--keep" => keep = true,
             other => return Err(UsageError(format!("unknown argument `{other}`"))),
@@ -137,6 +152,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             ("--max-timeout-ms", options.max_timeout_ms.is_some()),
             ("--exit-on-stdin-eof", exit_on_stdin_eof),
             ("--test-unscoped-signals", options.unscoped_signals),
+            ("--writable", !options.writable.is_empty()),
             ("--keep", keep),
         ];
         match given
@@ -153,7 +169,12 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             only(
                 &[
                     &serve_flags[..],
-                    &["--socket", "--exit-on-stdin-eof", "--test-unscoped-signals"],
+                    &[
+                        "--socket",
+                        "--exit-on-stdin-eof",
+                        "--test-unscoped-signals",
+                        "--writable",
+                    ],
                 ]
                 .concat(),
             )?;
@@ -212,7 +233,8 @@ mod tests {
     fn parses_every_mode() {
         assert_eq!(
             parse(&args(
-                "serve --socket /s --root /a:rw --root=/b:c:ro --cwd /a/x --max-timeout-ms 5"
+                "serve --socket /s --root /a:rw --root=/b:c:ro --cwd /a/x --max-timeout-ms 5 \
+                 --writable /tmp --writable=/a"
             )),
             Ok(Invocation::Serve {
                 socket: "/s".into(),
@@ -224,6 +246,7 @@ mod tests {
                     cwd: Some("/a/x".into()),
                     max_timeout_ms: Some(5),
                     unscoped_signals: false,
+                    writable: vec!["/tmp".into(), "/a".into()],
                 },
                 exit_on_stdin_eof: false,
             })
@@ -279,6 +302,14 @@ mod tests {
                 "--test-unscoped-signals does not apply to stdio",
             ),
             ("attach --socket", "--socket needs a value"),
+            (
+                "serve --socket /s --root /a:rw --writable tmp",
+                "--writable `tmp`: the path must be absolute",
+            ),
+            (
+                "stdio --root /a:rw --writable /tmp",
+                "--writable does not apply to stdio",
+            ),
             ("attach --socket /s --bogus", "unknown argument `--bogus`"),
         ] {
             assert_eq!(

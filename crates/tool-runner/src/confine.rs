@@ -6,10 +6,14 @@
 //! * Commands are started by one dedicated thread, the *spawner*, that confined itself once
 //!   and whose confinement every command inherits (seccomp filters and Landlock domains belong
 //!   to a thread and pass to the processes it starts):
-//!   - a Landlock domain that scopes signals (ABI 6 and later): commands may signal one
-//!     another (a later call can stop what an earlier one started), never the runner's other
-//!     threads or anything outside, such as the wall's bridge (it also grants `refer` beneath
-//!     `/`, since a domain that does not would refuse every link or move into another folder);
+//!   - a Landlock domain ([`sys::landlock_restrict_commands`]) that scopes signals (ABI 6 and
+//!     later): commands may signal one another (a later call can stop what an earlier one
+//!     started), never the runner's other threads or anything outside, such as the wall's
+//!     bridge; and, when the wall names its writable folders (`serve --writable`, ABI 2 and
+//!     later, else the runner refuses to serve), lets commands make, remove, move or link
+//!     entries only beneath those, so the runner's socket folder, left out of them, is fixed:
+//!     no command can move the socket away and listen at its path in the runner's place (on
+//!     OpenShell the host attaches by that path again after a lost stream);
 //!   - a seccomp filter ([`program`]) refusing with `EPERM`: `pidfd_open`, `pidfd_getfd`,
 //!     `pidfd_send_signal`; `kill`, `tgkill`, `rt_sigqueueinfo` and `rt_tgsigqueueinfo` aimed
 //!     at the runner, the spawner thread, the runner's process group or (`kill`) every process
@@ -38,6 +42,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
@@ -58,6 +63,8 @@ pub struct Protected {
 pub struct Confinement {
     /// Signals scoped by Landlock (ABI 6 or later).
     pub signals_scoped: bool,
+    /// Commands change folders' entries only beneath the writable folders they were given.
+    pub folders_fixed: bool,
     /// The runner is the first process of its PID namespace (the local wall): the kernel
     /// delivers it no signal from the commands, whatever thread they aim at.
     pub namespace_init: bool,
@@ -176,8 +183,10 @@ fn spawn_recorded(command: &mut Command) -> io::Result<Child> {
 /// filter cannot be installed. As the first process of a PID namespace (the local wall) the
 /// runner also drops std's fault-signal handlers, the only handlers it has.
 /// `scope_signals` false leaves out the Landlock signal scope, as on a kernel without it (the
-/// runner's `--test-unscoped-signals`, for tests only).
-pub fn enable(scope_signals: bool) -> io::Result<Confinement> {
+/// runner's `--test-unscoped-signals`, for tests only). `writable`, when given, are the only
+/// folders whose entries commands may change (see the module's documentation); a kernel that
+/// cannot enforce it (Landlock ABI before 2) fails the call.
+pub fn enable(scope_signals: bool, writable: Option<Vec<PathBuf>>) -> io::Result<Confinement> {
     sys::set_not_dumpable()?;
     let namespace_init = sys::own_ids().0 == 1;
     if namespace_init {
@@ -188,7 +197,7 @@ pub fn enable(scope_signals: bool) -> io::Result<Confinement> {
     thread::Builder::new()
         .name("spawner".into())
         .spawn(move || {
-            let confined = confine_this_thread(scope_signals, namespace_init);
+            let confined = confine_this_thread(scope_signals, writable.as_deref(), namespace_init);
             let ok = confined.is_ok();
             let _ = ready_tx.send(confined);
             if !ok {
@@ -210,12 +219,35 @@ pub fn enable(scope_signals: bool) -> io::Result<Confinement> {
     Ok(confinement)
 }
 
-fn confine_this_thread(scope_signals: bool, namespace_init: bool) -> io::Result<Confinement> {
+fn confine_this_thread(
+    scope_signals: bool,
+    writable: Option<&[PathBuf]>,
+    namespace_init: bool,
+) -> io::Result<Confinement> {
     let (runner_pid, runner_pgid, spawner_tid) = sys::own_ids();
     sys::set_no_new_privs()?;
-    let signals_scoped = scope_signals
-        && sys::landlock_abi().is_ok_and(|abi| abi >= 6)
-        && sys::landlock_restrict_signals().is_ok();
+    let abi = sys::landlock_abi().unwrap_or(0);
+    let scope = scope_signals && abi >= 6;
+    let signals_scoped = match writable {
+        Some(writable) => {
+            if abi < 2 {
+                return Err(io::Error::other(format!(
+                    "keeping commands from replacing the runner's socket needs Landlock ABI 2 \
+                     or later; this kernel offers {}",
+                    if abi == 0 {
+                        "none".to_owned()
+                    } else {
+                        abi.to_string()
+                    }
+                )));
+            }
+            sys::landlock_restrict_commands(scope, Some(writable))?;
+            scope
+        }
+        // Only the signal scope: a kernel that refuses it leaves the filter and, on the local
+        // wall, the PID namespace (see the module's documentation).
+        None => scope && sys::landlock_restrict_commands(true, None).is_ok(),
+    };
     sys::install_seccomp_filter(&program(Protected {
         runner_pid,
         runner_pgid,
@@ -223,6 +255,7 @@ fn confine_this_thread(scope_signals: bool, namespace_init: bool) -> io::Result<
     }))?;
     Ok(Confinement {
         signals_scoped,
+        folders_fixed: writable.is_some(),
         namespace_init,
     })
 }

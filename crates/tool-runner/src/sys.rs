@@ -1,14 +1,14 @@
 //! The operating-system interface std does not offer: `open(2)` flags for the path guard,
 //! `openat(2)` for the search walk, `kill(2)` for process groups, and what confines the
 //! commands (`crate::confine`): `prctl(2)` for dumpability, `no_new_privs` and seccomp,
-//! Landlock's two system calls, the process's own ids, waiting for any child (the runner
+//! Landlock's three system calls, the process's own ids, waiting for any child (the runner
 //! reaps what is left to it as the first process of a PID namespace) and default actions for
 //! the fault signals.
 //!
 //! This is the crate's only `unsafe` code: `extern "C"` declarations of libc functions std
 //! already links (`kill`, `fcntl`, `openat`, `prctl`, `syscall`, `getpid`, `getpgrp`,
 //! `waitid`, `waitpid`, `signal`). Nothing here keeps a pointer past a call; those that pass
-//! one of ours (`install_seccomp_filter`, `landlock_restrict_signals`, the two waits) pass
+//! one of ours (`install_seccomp_filter`, `landlock_restrict_commands`, the two waits) pass
 //! memory borrowed for the call.
 
 use std::ffi::{CString, OsStr};
@@ -89,6 +89,8 @@ const WNOHANG: i32 = 1;
 const WEXITED: i32 = 4;
 const WNOWAIT: i32 = 0x0100_0000;
 const ECHILD: i32 = 10;
+const ENOENT: i32 = 2;
+const ENOTDIR: i32 = 20;
 const SIGBUS: i32 = 7;
 const SIGSEGV: i32 = 11;
 const SIG_DFL: usize = 0;
@@ -206,20 +208,52 @@ struct LandlockPathBeneathAttr {
     parent_fd: i32,
 }
 
-/// Puts the calling thread in a new Landlock domain that scopes signals (ABI 6): whatever the
-/// thread starts can signal only processes of this domain (or below it), never the rest of
-/// the runner. Of the file rights it handles only `refer`, granted beneath `/`: Landlock
-/// refuses moving or linking a file into another folder (`EXDEV`) in every domain that does
-/// not grant `refer` explicitly, even one that handles no file right, and that broke `ln`
-/// across folders, `mv` of a folder, and git writing objects (`git push` into a bare
-/// repository). The wall's own domain still decides what may be moved where.
-pub fn landlock_restrict_signals() -> io::Result<()> {
+/// Landlock's rights to change a folder's entries (ABI 1): remove a folder or a file, make a
+/// character device, folder, regular file, socket, FIFO, block device or symbolic link.
+const LANDLOCK_ACCESS_FS_DIR_CHANGES: u64 = (1 << 4)
+    | (1 << 5)
+    | (1 << 6)
+    | (1 << 7)
+    | (1 << 8)
+    | (1 << 9)
+    | (1 << 10)
+    | (1 << 11)
+    | (1 << 12);
+
+/// Puts the calling thread in a new Landlock domain for the commands it starts.
+///
+/// * `scope_signals` (ABI 6): whatever the thread starts can signal only processes of this
+///   domain (or below it), never the rest of the runner.
+/// * `writable` (ABI 2): when given, the commands may make, remove, move or link entries only
+///   beneath these folders (the wall's writable folders, without the runner's socket folder),
+///   so nothing of the runner's, its socket included, can be replaced. A path that does not
+///   exist or is not a folder (`/dev/null`) gets no rule.
+///
+/// `refer` is granted beneath `/` either way: Landlock refuses moving or linking a file into
+/// another folder (`EXDEV`) in every domain that does not grant `refer` explicitly, even one
+/// that handles no other file right, and that broke `ln` across folders, `mv` of a folder, and
+/// git writing objects (`git push` into a bare repository). The wall's own domain still decides
+/// what may be moved where.
+pub fn landlock_restrict_commands(
+    scope_signals: bool,
+    writable: Option<&[std::path::PathBuf]>,
+) -> io::Result<()> {
     let attr = LandlockRulesetAttr {
-        handled_access_fs: LANDLOCK_ACCESS_FS_REFER,
+        handled_access_fs: LANDLOCK_ACCESS_FS_REFER
+            | if writable.is_some() {
+                LANDLOCK_ACCESS_FS_DIR_CHANGES
+            } else {
+                0
+            },
         handled_access_net: 0,
-        scoped: LANDLOCK_SCOPE_SIGNAL,
+        scoped: if scope_signals {
+            LANDLOCK_SCOPE_SIGNAL
+        } else {
+            0
+        },
     };
-    // SAFETY: `attr` is a valid ruleset attribute of the size given, borrowed for the call.
+    // SAFETY: `attr` is a valid ruleset attribute of the size given, borrowed for the call
+    // (the kernel accepts the ABI 6 size from older kernels while the newer fields are 0).
     let fd = check(unsafe {
         ffi::syscall(
             SYS_LANDLOCK_CREATE_RULESET,
@@ -232,34 +266,53 @@ pub fn landlock_restrict_signals() -> io::Result<()> {
     // SAFETY: `fd` was just returned by the kernel and is owned here alone; the OwnedFd
     // closes it when dropped.
     let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-    // O_PATH: the wall's own domain may not let this process read `/` itself.
-    let root = {
-        use std::os::unix::fs::OpenOptionsExt;
-        std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(O_PATH | O_DIRECTORY)
-            .open("/")?
-    };
-    let rule = LandlockPathBeneathAttr {
-        allowed_access: LANDLOCK_ACCESS_FS_REFER,
-        parent_fd: root.as_raw_fd(),
-    };
-    // SAFETY: `fd` is the ruleset created above and `rule` a valid path-beneath attribute
-    // borrowed for the call; `root` stays open until after it.
-    check(unsafe {
-        ffi::syscall(
-            SYS_LANDLOCK_ADD_RULE,
-            i64::from(fd),
-            LANDLOCK_RULE_PATH_BENEATH,
-            &raw const rule,
-            0u32,
-        )
-    })?;
-    drop(root);
+    add_beneath(&owned, "/", LANDLOCK_ACCESS_FS_REFER)?;
+    for folder in writable.unwrap_or_default() {
+        match add_beneath(
+            &owned,
+            folder,
+            LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_DIR_CHANGES,
+        ) {
+            Err(e) if matches!(e.raw_os_error(), Some(ENOENT | ENOTDIR)) => {}
+            other => other?,
+        }
+    }
     // SAFETY: integer arguments only.
     check(unsafe { ffi::syscall(SYS_LANDLOCK_RESTRICT_SELF, i64::from(fd), 0u32) })?;
     drop(owned);
     Ok(())
+}
+
+/// Adds a rule granting `access` beneath `folder` to the ruleset `ruleset`.
+fn add_beneath(
+    ruleset: &OwnedFd,
+    folder: impl AsRef<std::path::Path>,
+    access: u64,
+) -> io::Result<()> {
+    // O_PATH: the wall's own domain may not let this process read the folder itself.
+    let folder = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(O_PATH | O_DIRECTORY)
+            .open(folder)?
+    };
+    let rule = LandlockPathBeneathAttr {
+        allowed_access: access,
+        parent_fd: folder.as_raw_fd(),
+    };
+    // SAFETY: `ruleset` is an open ruleset and `rule` a valid path-beneath attribute borrowed
+    // for the call; `folder` stays open until after it.
+    check(unsafe {
+        ffi::syscall(
+            SYS_LANDLOCK_ADD_RULE,
+            i64::from(ruleset.as_raw_fd()),
+            LANDLOCK_RULE_PATH_BENEATH,
+            &raw const rule,
+            0u32,
+        )
+    })
+    .map(drop)
 }
 
 /// The process id, its process group, and the calling thread's id.

@@ -43,19 +43,19 @@ const GUARDS: &[Guard] = &[
         name: "grep.literal",
         what: "runner grep / GNU grep (faster locale), `PADDOCK_NEEDLE`",
         target: "<= 1.0x",
-        bound: Bound::AtMost(1.5),
+        bound: Bound::AtMost(1.3),
     },
     Guard {
         name: "grep.regex_with_literal",
         what: "runner grep / GNU grep (faster locale), `fn \\w+_handler\\(`",
         target: "<= 1.0x",
-        bound: Bound::AtMost(1.5),
+        bound: Bound::AtMost(1.3),
     },
     Guard {
         name: "grep.regex_without_literal",
         what: "runner grep / GNU grep (faster locale), date regex",
         target: "<= 1.0x",
-        bound: Bound::AtMost(1.5),
+        bound: Bound::AtMost(1.3),
     },
     Guard {
         name: "local_wall.start_over_bare_bwrap",

@@ -325,8 +325,8 @@ pub fn ci() -> Result<(), String> {
             desktop.display()
         ));
     }
-    // The browser end-to-end flows against the `paddock` and `fake-model-server` binaries the
-    // test build made.
+    // The browser end-to-end flows against the `paddock`, `fake-model-server` and
+    // `mcp-test-server` binaries the test build made.
     ui::e2e_with_built()?;
     // The desktop app under Xvfb through tauri-driver, the binary the test build made.
     desktop::smoke_with(&desktop)?;

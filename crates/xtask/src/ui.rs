@@ -93,7 +93,8 @@ pub fn check() -> Result<(), String> {
 }
 
 /// The browser end-to-end tests: the built UI served by the real `paddock up` (local wall,
-/// the fake model server) in Debian's Chromium through playwright-core. Builds what they run.
+/// the fake model server, the MCP test server as a connector) in Debian's Chromium through
+/// playwright-core. Builds what they run.
 pub fn e2e() -> Result<(), String> {
     system::ensure(&[system::RUN_PACKAGES, system::BROWSER_E2E_PACKAGES])?;
     build()?;
@@ -109,6 +110,8 @@ pub fn e2e() -> Result<(), String> {
         "paddock",
         "--bin",
         "fake-model-server",
+        "--bin",
+        "mcp-test-server",
     ]);
     run(binaries)?;
     e2e_with_built()
@@ -125,6 +128,7 @@ pub fn e2e_with_built() -> Result<(), String> {
     for (name, path) in [
         ("PADDOCK_BIN", debug.join("paddock")),
         ("PADDOCK_FAKE_MODEL_SERVER", debug.join("fake-model-server")),
+        ("PADDOCK_MCP_TEST_SERVER", debug.join("mcp-test-server")),
         ("PADDOCK_TOOL_RUNNER", runner),
         ("PADDOCK_WALL", wall),
     ] {
@@ -168,6 +172,8 @@ pub fn bench(args: &[String]) -> Result<(), String> {
         "paddock",
         "--bin",
         "fake-model-server",
+        "--bin",
+        "mcp-test-server",
         "--example",
         "seed_trail",
     ]);
@@ -179,6 +185,7 @@ pub fn bench(args: &[String]) -> Result<(), String> {
     for (name, path) in [
         ("PADDOCK_BIN", built.join("paddock")),
         ("PADDOCK_FAKE_MODEL_SERVER", built.join("fake-model-server")),
+        ("PADDOCK_MCP_TEST_SERVER", built.join("mcp-test-server")),
         (
             "PADDOCK_SEED_TRAIL",
             built.join("examples").join("seed_trail"),

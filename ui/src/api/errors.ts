@@ -1,3 +1,5 @@
+import type { ErrorBody } from "@server/ErrorBody";
+
 /**
  * Every failure of a call to the server, as one type the UI can show in place.
  *
@@ -52,8 +54,11 @@ export function unreachable(url: string, cause: unknown): ApiError {
   );
 }
 
-/** Accepts `{code, message}` and `{error: {code, message}}`; anything else is not an API error body. */
-function parseErrorBody(text: string): { code: string; message: string } | null {
+/**
+ * The server's `ErrorBody` (`{code, message}`, also accepted nested under `error`), or `null`
+ * when the text is not one.
+ */
+export function parseErrorBody(text: string): ErrorBody | null {
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -12,6 +12,7 @@ const Inbox = lazy(() => import("../pages/Inbox"));
 const Audit = lazy(() => import("../pages/Audit"));
 const SandboxSettings = lazy(() => import("../pages/settings/Sandbox"));
 const ModelSettings = lazy(() => import("../pages/settings/Models"));
+const ConnectorSettings = lazy(() => import("../pages/settings/Connectors"));
 
 export function App(props: { state: AppState }): JSX.Element {
   return (
@@ -35,6 +36,7 @@ function Gate(): JSX.Element {
         <Route path="/settings" component={() => <Navigate href="/settings/sandbox" />} />
         <Route path="/settings/sandbox" component={SandboxSettings} />
         <Route path="/settings/models" component={ModelSettings} />
+        <Route path="/settings/connectors" component={ConnectorSettings} />
         <Route path="*" component={NotFound} />
       </Router>
     </Show>

@@ -38,6 +38,7 @@ function appState(desktop = false) {
     signOut: () => undefined,
     theme: createThemeStore(localStorage, document.createElement("html")),
     pending: approvals,
+    inboxStatus: () => ({ loaded: true, error: null }),
     refreshInbox: () => undefined,
     provider,
     refreshMachine: () => undefined,
@@ -74,6 +75,16 @@ describe("Shell", () => {
     expect(screen.queryByRole("region", { name: "No sandbox" })).toBeNull();
     setProvider("direct");
     expect(screen.getByRole("region", { name: "No sandbox" })).toBeTruthy();
+  });
+
+  it("lists Sandbox, Models and Connectors under Settings", () => {
+    renderShell(appState().state);
+    const settings = screen.getByRole("list", { name: "Settings" });
+    expect([...settings.querySelectorAll("a")].map((a) => [a.textContent, a.getAttribute("href")])).toEqual([
+      ["Sandbox", "/settings/sandbox"],
+      ["Models", "/settings/models"],
+      ["Connectors", "/settings/connectors"],
+    ]);
   });
 
   it("offers no sign-out in the desktop app, which signs itself in", () => {

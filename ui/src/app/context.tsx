@@ -22,12 +22,23 @@ export interface AppState {
   theme: ThemeStore;
   /** Pending approvals across every session, kept current while signed in. */
   pending: () => PendingApproval[];
+  /** Whether `pending` has been read yet, and why the last read failed (if it did). */
+  inboxStatus: () => InboxStatus;
   /** Reads the inbox again now (after an answer, or when a session asks). */
   refreshInbox: () => void;
   /** The machine's configured wall, once known; `direct` puts a warning on every page. */
   provider: () => ProviderKind | null;
   /** Reads the machine's settings again (after Settings ▸ Sandbox changed them). */
   refreshMachine: () => void;
+}
+
+/**
+ * Where the inbox stands: `loaded` once a read succeeded; `error` is the last read's failure
+ * (cleared by the next success), so a failing inbox never reads as an empty one.
+ */
+export interface InboxStatus {
+  loaded: boolean;
+  error: unknown;
 }
 
 const AppContext = createContext<AppState>();
@@ -46,14 +57,22 @@ interface Parts {
 
 function assemble(parts: Parts, storage: Storage): AppState {
   const [pending, setPending] = createSignal<PendingApproval[]>([]);
+  const [inboxStatus, setInboxStatus] = createSignal<InboxStatus>({ loaded: false, error: null });
   const [provider, setProvider] = createSignal<ProviderKind | null>(null);
   const refreshInbox = () => {
     if (!parts.token()) {
       return;
     }
-    inbox(parts.api).then(setPending, () => {
-      // A failed read keeps the last count; pages show their own errors in place.
-    });
+    inbox(parts.api).then(
+      (list) => {
+        setPending(list);
+        setInboxStatus({ loaded: true, error: null });
+      },
+      (error: unknown) => {
+        // The last list stays (the count too); the Inbox page shows the failure in place.
+        setInboxStatus((last) => ({ loaded: last.loaded, error }));
+      },
+    );
   };
   const refreshMachine = () => {
     if (!parts.token()) {
@@ -70,6 +89,7 @@ function assemble(parts: Parts, storage: Storage): AppState {
     ...parts,
     theme: createThemeStore(storage, document.documentElement),
     pending,
+    inboxStatus,
     refreshInbox,
     provider,
     refreshMachine,

@@ -18,4 +18,5 @@ export const MAIN_NAV: readonly NavEntry[] = [
 export const SETTINGS_NAV: readonly NavEntry[] = [
   { href: "/settings/sandbox", label: "Sandbox", icon: "sandbox" },
   { href: "/settings/models", label: "Models", icon: "models" },
+  { href: "/settings/connectors", label: "Connectors", icon: "plug" },
 ];

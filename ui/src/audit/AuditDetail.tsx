@@ -1,3 +1,4 @@
+import type { DeciderKind } from "@server/DeciderKind";
 import type { StoredEvent } from "@server/StoredEvent";
 import { createResource, For, type JSX, Match, Show, Switch } from "solid-js";
 import { useApp } from "../app/context";
@@ -8,6 +9,14 @@ import { Dialog } from "../components/Dialog";
 import { AsyncView } from "../components/states";
 import { NO_FILTERS } from "./AuditFilters";
 import { summarize } from "./summary";
+
+/** Who decided a call, as the trail records it. */
+const DECIDER_WORDS: Record<DeciderKind, string> = {
+  user: "you",
+  rule: "a rule",
+  mode: "the approval mode",
+  bypass: "bypass mode (nothing asked)",
+};
 
 /**
  * One audit row in full: its record (arguments as stored, redacted), its place in the hash
@@ -53,6 +62,19 @@ function DetailBody(props: { row: StoredEvent }): JSX.Element {
                 <dd>
                   <code>{call().tool}</code> <span class="muted">call {call().call_id}</span>
                 </dd>
+                <Show when={summary().connector}>
+                  {(connector) => (
+                    <>
+                      <dt>Connector</dt>
+                      <dd>
+                        <code>{connector()}</code>{" "}
+                        <span class="muted">
+                          {connector() === "web_fetch" ? "Paddock's built-in web fetch" : "an MCP server run by Paddock on the host"}
+                        </span>
+                      </dd>
+                    </>
+                  )}
+                </Show>
                 <dt>Status</dt>
                 <dd>
                   <Badge tone={summary().tone}>{summary().outcome ?? call().status}</Badge>
@@ -64,12 +86,12 @@ function DetailBody(props: { row: StoredEvent }): JSX.Element {
                 <Show when={call().decision}>
                   <dt>Decision</dt>
                   <dd>
-                    {call().decision}
+                    {call().decision === "allow" ? "Allowed" : "Denied"}
                     <Show when={call().decided_by}>
                       {(by) => (
                         <span class="muted">
                           {" "}
-                          by {by().kind}
+                          by {DECIDER_WORDS[by().kind]}
                           {by().name ? ` (${by().name})` : ""}
                         </span>
                       )}
@@ -96,7 +118,7 @@ function DetailBody(props: { row: StoredEvent }): JSX.Element {
           )}
         </Match>
         <Match when={true}>
-          <h3 class="detail-title">Record</h3>
+          <h3 class="detail-title">What was recorded (redacted)</h3>
           <pre class="output-block">{prettyJson(props.row.record)}</pre>
         </Match>
       </Switch>

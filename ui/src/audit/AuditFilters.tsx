@@ -2,6 +2,7 @@ import type { SessionInfo } from "@server/SessionInfo";
 import { createSignal, For, type JSX, untrack } from "solid-js";
 import type { AuditFilters } from "../api/audit";
 import { Icon } from "../components/Icon";
+import { KIND_CHOICES as KINDS } from "./summary";
 
 export const NO_FILTERS: AuditFilters = {
   session: null,
@@ -16,14 +17,6 @@ export const NO_FILTERS: AuditFilters = {
   text: null,
 };
 
-const KINDS = [
-  ["", "Any kind"],
-  ["tool_call", "Tool calls"],
-  ["network_denial", "Network denials"],
-  ["session", "Session events"],
-  ["attestation", "Attestations"],
-  ["generic", "Other"],
-] as const;
 const DECISIONS = [
   ["", "Any decision"],
   ["allow", "Allowed"],

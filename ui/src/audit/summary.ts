@@ -1,7 +1,10 @@
 import type { AuditRecord } from "@server/AuditRecord";
+import type { DecidedBy } from "@server/DecidedBy";
 import type { EnforcementLevel } from "@server/EnforcementLevel";
+import type { GenericRecord } from "@server/GenericRecord";
 import type { StoredEvent } from "@server/StoredEvent";
-import { describeCall } from "../session/describe";
+import { connectorTool, DECIDERS, describeCall } from "../session/describe";
+import { noticeTitle } from "../session/timeline";
 
 /** One audit row in words, for the table: what happened, and the wall it happened in. */
 export interface RowSummary {
@@ -11,26 +14,34 @@ export interface RowSummary {
   /** `allow`/`deny`, or the call's status, or the session event. */
   outcome: string | null;
   tone: "ok" | "warn" | "danger" | "neutral" | "info";
+  /** The connector that ran a host tool call (`web_fetch` or an MCP connector's name). */
+  connector: string | null;
 }
 
-const KIND_LABELS: Record<AuditRecord["type"], string> = {
+const KIND_LABELS: Record<Exclude<AuditRecord["type"], "generic">, string> = {
   session: "Session",
   attestation: "Attestation",
   tool_call: "Tool call",
   network_denial: "Denial",
-  generic: "Other",
 };
 
-export function kindLabel(kind: AuditRecord["type"]): string {
-  return KIND_LABELS[kind];
-}
+const STOP_WORDS: Record<string, string> = {
+  end_turn: "done",
+  max_tokens: "cut at the token limit",
+  interrupted: "interrupted",
+  step_limit: "stopped at the step limit",
+  sandbox_refused: "the sandbox was refused",
+  error: "stopped on an error",
+};
 
 export function summarize(row: StoredEvent): RowSummary {
   const record = row.record;
+  const plain = { enforcement: null, connector: null } as const;
   switch (record.type) {
     case "session":
       return {
-        kind: kindLabel(record.type),
+        ...plain,
+        kind: KIND_LABELS.session,
         what: [
           `Session ${record.event}`,
           record.provider ? `on ${record.provider}` : null,
@@ -39,14 +50,14 @@ export function summarize(row: StoredEvent): RowSummary {
         ]
           .filter((part) => part !== null)
           .join(" "),
-        enforcement: null,
         outcome: record.event,
         tone: "neutral",
       };
     case "attestation": {
       const passed = record.canaries.filter((c) => c.passed).length;
       return {
-        kind: kindLabel(record.type),
+        ...plain,
+        kind: KIND_LABELS.attestation,
         what: `Wall attested: ${passed} of ${record.canaries.length} checks passed`,
         enforcement: record.enforcement,
         outcome: passed === record.canaries.length ? "passed" : "failed",
@@ -64,22 +75,162 @@ export function summarize(row: StoredEvent): RowSummary {
               ? "warn"
               : "neutral";
       return {
-        kind: kindLabel(record.type),
+        kind: KIND_LABELS.tool_call,
         what: `${call.verb}${call.target ? ` ${call.target}` : ""}`,
         enforcement: record.enforcement,
         outcome: record.status + (record.exit_code !== null ? ` · exit ${record.exit_code}` : ""),
         tone,
+        connector: record.connector ?? connectorTool(record.tool)?.connector ?? null,
       };
     }
     case "network_denial":
       return {
-        kind: kindLabel(record.type),
+        ...plain,
+        kind: KIND_LABELS.network_denial,
         what: `${record.denial.host}:${record.denial.port} refused${record.denial.binary ? ` (${record.denial.binary})` : ""}`,
-        enforcement: null,
         outcome: "deny",
         tone: "danger",
       };
     case "generic":
-      return { kind: kindLabel(record.type), what: record.name, enforcement: null, outcome: null, tone: "neutral" };
+      return { ...plain, ...describeStep(record) };
   }
 }
+
+/** A field of a step's data as text (`null` when absent or not text). */
+function text(data: unknown, key: string): string | null {
+  if (typeof data === "object" && data !== null && key in data) {
+    const value = (data as Record<string, unknown>)[key];
+    return typeof value === "string" ? value : null;
+  }
+  return null;
+}
+
+function field(data: unknown, key: string): unknown {
+  return typeof data === "object" && data !== null ? (data as Record<string, unknown>)[key] : undefined;
+}
+
+function list(data: unknown, key: string): unknown[] {
+  const value = field(data, key);
+  return Array.isArray(value) ? (value as unknown[]) : [];
+}
+
+function decider(data: unknown): string {
+  const by = text(data, "by");
+  return by && by in DECIDERS ? DECIDERS[by as DecidedBy] : "someone";
+}
+
+function enforcementOf(data: unknown): EnforcementLevel | null {
+  const value = text(data, "enforcement");
+  return value === "openshell" || value === "local" || value === "none" || value === "host" ? value : null;
+}
+
+type Step = Omit<RowSummary, "connector">;
+
+/**
+ * A step of a session recorded as it happened (the trail's `generic` rows carry the event's own
+ * fields): named in words, never by the event's internal name.
+ */
+export function describeStep(record: GenericRecord): Step {
+  const data = record.data;
+  const step = (kind: string, what: string, outcome: string | null = null, tone: Step["tone"] = "neutral"): Step => ({
+    kind,
+    what,
+    enforcement: null,
+    outcome,
+    tone,
+  });
+  const callId = text(data, "call_id") ?? "?";
+  switch (record.name) {
+    case "tool_call_requested": {
+      const call = describeCall(text(data, "tool") ?? "", field(data, "args"));
+      return step("Request", `The agent asked to ${call.verb.toLowerCase()}${call.target ? ` ${call.target}` : ""}`);
+    }
+    case "tool_call_awaiting_approval":
+      return step(
+        "Approval",
+        `Asked you: ${text(data, "summary") ?? callId}${text(data, "reason") ? ` (${text(data, "reason") ?? ""})` : ""}`,
+        "asked",
+        "warn",
+      );
+    case "tool_call_approved": {
+      const scope = text(data, "scope");
+      const how = scope === "session" ? " for the session" : scope === "always" ? " always" : scope === "once" ? " once" : "";
+      return step("Approval", `Call ${callId} allowed${how} by ${decider(data)}`, "allow", "ok");
+    }
+    case "tool_call_denied":
+      return step(
+        "Approval",
+        `Call ${callId} denied by ${decider(data)}${text(data, "reason") ? `: ${text(data, "reason") ?? ""}` : ""}`,
+        "deny",
+        "danger",
+      );
+    case "standing_approvals":
+      return step("Approval", `Standing approvals in force: ${list(data, "approvals").length}`);
+    case "approval_revoked":
+      return step("Approval", `Revoked: ${text(data, "description") ?? "a standing approval"}`, "revoked", "warn");
+    case "sandbox_provisioning":
+      return step("Sandbox", `Building the sandbox: ${text(data, "message") ?? ""}`);
+    case "sandbox_ready":
+      return { ...step("Sandbox", "Sandbox ready", "ready", "ok"), enforcement: enforcementOf(data) };
+    case "sandbox_recreated":
+      return {
+        ...step("Sandbox", `Sandbox rebuilt: ${text(data, "reason") ?? ""}`, "rebuilt", "info"),
+        enforcement: enforcementOf(data),
+      };
+    case "sandbox_refused":
+      return step("Sandbox", `Sandbox refused: ${text(data, "reason") ?? ""}`, "refused", "danger");
+    case "sandbox_closed": {
+      const failed = list(data, "checks").filter((check) => field(check, "passed") === false).length;
+      return failed > 0
+        ? step("Sandbox", `Sandbox closed; ${failed} ${failed === 1 ? "check" : "checks"} found something`, "closed", "warn")
+        : step("Sandbox", "Sandbox closed", "closed");
+    }
+    case "folder_granted": {
+      const grant = field(data, "grant");
+      const access = text(grant, "access") === "read_write" ? "read-write" : "read-only";
+      return step("Folder", `Granted ${text(grant, "path") ?? "a folder"} ${access}`, "granted", "info");
+    }
+    case "folder_revoked":
+      return step("Folder", `Revoked ${text(data, "path") ?? "a folder"}`, "revoked", "info");
+    case "host_allowed":
+      return step("Network", `Allowed ${text(data, "host") ?? "a host"} for the session`, "allow", "ok");
+    case "network_rule_decided": {
+      const approved = field(data, "approved") === true;
+      const rule = text(field(data, "rule"), "rule_name") ?? "a drafted rule";
+      return step("Network", `${approved ? "Approved" : "Rejected"} the drafted rule ${rule}`, approved ? "allow" : "deny", approved ? "ok" : "danger");
+    }
+    case "turn_started":
+      return step("Turn", `You: ${text(data, "text") ?? ""}`);
+    case "assistant_message":
+      return step("Turn", `Agent: ${text(data, "text") ?? ""}`);
+    case "turn_finished": {
+      const stop = text(data, "stop_reason") ?? "";
+      const steps = field(data, "steps");
+      const requests = typeof steps === "number" ? ` after ${steps} model ${steps === 1 ? "request" : "requests"}` : "";
+      return step("Turn", `Turn ended${requests}`, STOP_WORDS[stop] ?? stop, stop === "end_turn" ? "ok" : "warn");
+    }
+    case "protected_path_changed":
+      return step(
+        "Protected file",
+        `${text(data, "path") ?? "A protected file"}: ${text(data, "detail") ?? text(data, "reason") ?? ""}`,
+        text(data, "action"),
+        "warn",
+      );
+    case "notice":
+      return step("Notice", `${noticeTitle(text(data, "source") ?? "")}: ${text(data, "message") ?? ""}`, null, "warn");
+    case "error":
+      return step("Error", text(data, "message") ?? "Something went wrong", text(data, "code"), "danger");
+    default:
+      return step("Event", record.name.replace(/_/g, " "));
+  }
+}
+
+/** The kind filter's choices, in the table's words. */
+export const KIND_CHOICES = [
+  ["", "Any kind"],
+  ["tool_call", "Tool calls"],
+  ["network_denial", "Network denials"],
+  ["session", "Sessions started and ended"],
+  ["attestation", "Attestations"],
+  ["generic", "Steps and approvals"],
+] as const;

@@ -72,7 +72,16 @@ export function Dialog(props: {
               <Icon name="close" />
             </button>
           </header>
-          <div class="dialog-body">{props.children}</div>
+          {/* A drawer's body scrolls and may hold only text: it takes focus, so the keyboard can
+              scroll it too. */}
+          <div
+            class="dialog-body"
+            tabindex={props.side ? 0 : undefined}
+            role={props.side ? "region" : undefined}
+            aria-labelledby={props.side ? titleId : undefined}
+          >
+            {props.children}
+          </div>
           <Show when={props.footer}>
             <footer class="dialog-footer">{props.footer}</footer>
           </Show>

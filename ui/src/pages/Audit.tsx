@@ -15,7 +15,7 @@ import { Icon } from "../components/Icon";
 import { PageHeader } from "../components/PageHeader";
 import { AsyncView, describeError, Empty } from "../components/states";
 
-const PAGE_SIZES = [50, 100, 200];
+const PAGE_SIZES = [10, 25, 50, 100, 200];
 
 /**
  * The audit trail: every filter the API has, keyset paging (newest first; each page asks for
@@ -39,6 +39,8 @@ export default function Audit(): JSX.Element {
     setCursors([null]);
   };
   const pageNumber = () => cursors().length;
+  /** The page on screen (reading a failed resource's value throws: none then). */
+  const shown = (): Page | undefined => (page.state === "ready" || page.state === "refreshing" ? page.latest : undefined);
   return (
     <>
       <PageHeader
@@ -75,8 +77,8 @@ export default function Audit(): JSX.Element {
           </label>
           <span class="pager-where" aria-live="polite">
             Page {pageNumber()}
-            {page.latest && page.latest.events.length > 0
-              ? ` · rows ${page.latest.events.at(-1)?.seq ?? ""}–${page.latest.events[0]?.seq ?? ""}`
+            {shown() && (shown()?.events.length ?? 0) > 0
+              ? ` · rows ${shown()?.events.at(-1)?.seq ?? ""}–${shown()?.events[0]?.seq ?? ""}`
               : ""}
           </span>
           <button type="button" class="button" disabled={pageNumber() === 1} onClick={() => setCursors([null])}>
@@ -88,9 +90,10 @@ export default function Audit(): JSX.Element {
           <button
             type="button"
             class="button"
-            disabled={!page.latest?.next}
+            // While a page loads, the one shown is the last: its cursor would ask for it again.
+            disabled={page.loading || !shown()?.next}
             onClick={() => {
-              const next = page.latest?.next;
+              const next = shown()?.next;
               if (next) {
                 setCursors([...cursors(), next]);
               }
@@ -120,13 +123,13 @@ export function AuditTable(props: { page: Page; onOpen: (row: StoredEvent) => vo
     <div class="table-wrap">
       <table class="table table-compact audit-table" aria-rowcount={rows().length + 1}>
         <colgroup>
-          <col class="audit-col-row" />
-          <col class="audit-col-time" />
-          <col class="audit-col-session" />
-          <col class="audit-col-kind" />
-          <col />
-          <col class="audit-col-wall" />
-          <col class="audit-col-outcome" />
+          <col class="col-row" />
+          <col class="col-time" />
+          <col class="col-session" />
+          <col class="col-kind" />
+          <col class="col-what" />
+          <col class="col-wall" />
+          <col class="col-outcome" />
         </colgroup>
         <thead>
           <tr aria-rowindex={1}>
@@ -164,12 +167,14 @@ export function AuditTable(props: { page: Page; onOpen: (row: StoredEvent) => vo
                   <td class="mono-small" title={row.session_id}>
                     {shortId(row.session_id)}
                   </td>
-                  <td>{summary.kind}</td>
+                  <td title={summary.kind}>{summary.kind}</td>
                   <td class="cell-what" title={summary.what}>
                     {summary.what}
                   </td>
                   <td>{summary.enforcement ? <EnforcementBadge level={summary.enforcement} /> : null}</td>
-                  <td>{summary.outcome ? <Badge tone={summary.tone}>{summary.outcome}</Badge> : null}</td>
+                  <td title={summary.outcome ?? undefined}>
+                    {summary.outcome ? <Badge tone={summary.tone}>{summary.outcome}</Badge> : null}
+                  </td>
                 </tr>
               );
             }}

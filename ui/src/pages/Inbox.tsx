@@ -1,6 +1,6 @@
 import type { PendingApproval } from "@server/PendingApproval";
 import { A } from "@solidjs/router";
-import { createResource, createSignal, For, type JSX, onCleanup, Show } from "solid-js";
+import { createResource, createSignal, For, type JSX, Match, onCleanup, Show, Switch } from "solid-js";
 import { useApp } from "../app/context";
 import { revokeStanding, standingApprovals } from "../api/approvals";
 import { listSessions } from "../api/sessions";
@@ -8,7 +8,7 @@ import { Badge } from "../components/Badge";
 import { prettyJson, relativeTime, shortId } from "../components/format";
 import { Icon } from "../components/Icon";
 import { PageHeader } from "../components/PageHeader";
-import { AsyncView, describeError, Empty } from "../components/states";
+import { AsyncView, describeError, Empty, ErrorState, Loading } from "../components/states";
 import { ApprovalPrompt } from "../session/ApprovalPrompt";
 import { describeCall } from "../session/describe";
 
@@ -31,21 +31,47 @@ export default function Inbox(): JSX.Element {
         description="Tool calls waiting for your answer, from every session. The first answer wins, here or in the session."
       />
       <section class="page-body stack">
-        <Show
-          when={app.pending().length > 0}
-          fallback={
-            <Empty title="Nothing is waiting for you">
-              When a session's agent wants to run a command or write a file that its approval
-              mode asks about, the call waits here until you answer.
-            </Empty>
-          }
-        >
-          <ul class="inbox-list" aria-label="Waiting approvals">
-            <For each={app.pending()}>
-              {(pending) => <InboxItem pending={pending} sessionTitle={title(pending.session_id)} now={now()} />}
-            </For>
-          </ul>
-        </Show>
+        <Switch>
+          <Match when={!app.inboxStatus().loaded && app.inboxStatus().error !== null}>
+            <ErrorState
+              error={app.inboxStatus().error}
+              title="The waiting approvals could not be read"
+              onRetry={() => { app.refreshInbox(); }}
+            />
+          </Match>
+          <Match when={!app.inboxStatus().loaded}>
+            <Loading label="Reading the waiting approvals…" />
+          </Match>
+          <Match when={true}>
+            <Show when={app.inboxStatus().error !== null}>
+              <p class="notice notice-warn" role="alert">
+                <Icon name="alert" />
+                <span>
+                  The inbox could not be read again ({describeError(app.inboxStatus().error).message}); this is
+                  what it held before.
+                </span>
+                <button type="button" class="button button-small" onClick={() => { app.refreshInbox(); }}>
+                  Try again
+                </button>
+              </p>
+            </Show>
+            <Show
+              when={app.pending().length > 0}
+              fallback={
+                <Empty title="Nothing is waiting for you">
+                  When a session's agent wants to run a command or write a file that its approval
+                  mode asks about, the call waits here until you answer.
+                </Empty>
+              }
+            >
+              <ul class="inbox-list" aria-label="Waiting approvals">
+                <For each={app.pending()}>
+                  {(pending) => <InboxItem pending={pending} sessionTitle={title(pending.session_id)} now={now()} />}
+                </For>
+              </ul>
+            </Show>
+          </Match>
+        </Switch>
         <StandingAlways />
       </section>
     </>

@@ -17,17 +17,17 @@ import {
 import { createStore, produce } from "solid-js/store";
 import { useApp } from "../app/context";
 import type { StreamState } from "../api/events";
-import { closeSession, getSession, interrupt, resumeSession, sendTurn, sessionEvents } from "../api/sessions";
+import { closeSession, getSession, interrupt, resumeSession, sessionEvents } from "../api/sessions";
 import { EnforcementBadge } from "../components/Badge";
 import { shortId } from "../components/format";
 import { Icon } from "../components/Icon";
 import { SessionStateBadge } from "../components/SessionBits";
 import { describeError, ErrorState, Loading } from "../components/states";
 import { createLiveOutput, type LiveOutputSource } from "../output/LiveOutput";
-import { SandboxCard } from "../session/SandboxCard";
+import { Composer } from "../session/Composer";
 import { SessionSidebar } from "../session/SessionSidebar";
-import { emptyTimeline, reduce, type TimelineItem } from "../session/timeline";
-import { ToolCallCard } from "../session/ToolCallCard";
+import { emptyTimeline, reduce } from "../session/timeline";
+import { StreamIndicator, TimelineEntry } from "../session/TimelineEntry";
 
 /** Live output kept per call: this many lines (older ones are dropped and counted). */
 const OUTPUT_LINES = 100_000;
@@ -78,7 +78,12 @@ function SessionPage(props: {
   const [timeline, setTimeline] = createStore(emptyTimeline());
   const [live, setLive] = createSignal(new Map<string, LiveOutputSource>());
   const [stream, setStream] = createSignal<StreamState>({ kind: "connecting" });
-  let scroller: HTMLElement | null = null;
+  let pageElement: HTMLElement | undefined;
+  /**
+   * The pane that scrolls (the shell's main area), looked up when needed: when the page's ref
+   * runs, the page is not in the document yet and has no ancestors to look through.
+   */
+  const scrollerOf = (): HTMLElement | null => pageElement?.closest<HTMLElement>(".main") ?? null;
 
   const liveFor = (callId: string, create: boolean): LiveOutputSource | undefined => {
     const existing = live().get(callId);
@@ -91,6 +96,7 @@ function SessionPage(props: {
   };
 
   const nearBottom = () => {
+    const scroller = scrollerOf();
     if (!scroller) {
       return true;
     }
@@ -133,6 +139,7 @@ function SessionPage(props: {
     ) {
       refreshSoon();
     }
+    const scroller = scrollerOf();
     if (follow && scroller) {
       const element = scroller;
       queueMicrotask(() => {
@@ -181,7 +188,7 @@ function SessionPage(props: {
     <div
       class="session-page"
       ref={(element) => {
-        scroller = element.closest(".main");
+        pageElement = element;
       }}
     >
       <header class="page-header session-header">
@@ -257,6 +264,7 @@ function SessionPage(props: {
                     live={item.kind === "tool" ? live().get(item.callId) : undefined}
                     allowedHosts={timeline.allowedHosts}
                     canAct={running()}
+                    provider={timeline.provider ?? props.info.provider}
                   />
                 </li>
               )}
@@ -273,6 +281,12 @@ function SessionPage(props: {
             running={running()}
             turnRunning={timeline.turnRunning}
             onResume={() => { const id = props.info.id; void act(() => resumeSession(app.api, id)); }}
+            onSent={() => {
+              const scroller = scrollerOf();
+              if (scroller) {
+                scroller.scrollTop = scroller.scrollHeight;
+              }
+            }}
           />
         </section>
         <SessionSidebar
@@ -281,170 +295,10 @@ function SessionPage(props: {
           provider={timeline.provider ?? props.info.provider}
           settings={timeline.settings ?? props.info.settings}
           allowedHosts={timeline.allowedHosts}
+          standing={timeline.standing}
         />
       </div>
     </div>
   );
 }
 
-function StreamIndicator(props: { state: StreamState }): JSX.Element {
-  return (
-    <Switch>
-      <Match when={props.state.kind === "open"}>
-        <span class="live-dot" title="Receiving this session's events as they happen">
-          <span class="pulse" aria-hidden="true" />
-          Live
-        </span>
-      </Match>
-      <Match when={props.state.kind === "reconnecting"}>
-        <span class="live-dot live-dot-off" role="status">
-          Reconnecting…
-        </span>
-      </Match>
-      <Match when={props.state.kind === "refused" ? props.state : null}>
-        {(refused) => (
-          <span class="field-error" role="alert">
-            Events unavailable: {refused().reason}
-          </span>
-        )}
-      </Match>
-    </Switch>
-  );
-}
-
-function TimelineEntry(props: {
-  item: TimelineItem;
-  sessionId: string;
-  live: LiveOutputSource | undefined;
-  allowedHosts: string[];
-  canAct: boolean;
-}): JSX.Element {
-  return (
-    <Switch>
-      <Match when={props.item.kind === "user" ? props.item : null}>
-        {(item) => (
-          <div class="message message-user">
-            <span class="message-author">You</span>
-            <p class="message-text">{item().text}</p>
-          </div>
-        )}
-      </Match>
-      <Match when={props.item.kind === "assistant" ? props.item : null}>
-        {(item) => (
-          <div class="message message-assistant" aria-busy={item().streaming}>
-            <span class="message-author">Agent</span>
-            <p class="message-text">
-              {item().text}
-              <Show when={item().streaming}>
-                <span class="caret" aria-hidden="true" />
-              </Show>
-            </p>
-          </div>
-        )}
-      </Match>
-      <Match when={props.item.kind === "tool" ? props.item : null}>
-        {(item) => (
-          <ToolCallCard
-            sessionId={props.sessionId}
-            call={item()}
-            live={props.live}
-            allowedHosts={props.allowedHosts}
-            canAct={props.canAct}
-          />
-        )}
-      </Match>
-      <Match when={props.item.kind === "sandbox" ? props.item : null}>
-        {(item) => <SandboxCard build={item()} />}
-      </Match>
-      <Match when={props.item.kind === "notice" ? props.item : null}>
-        {(item) => (
-          <div class={`timeline-notice timeline-notice-${item().tone}`}>
-            <span class="timeline-notice-title">{item().title}</span>
-            <Show when={item().detail}>
-              <span class="timeline-notice-detail">{item().detail}</span>
-            </Show>
-          </div>
-        )}
-      </Match>
-    </Switch>
-  );
-}
-
-function Composer(props: {
-  sessionId: string;
-  running: boolean;
-  turnRunning: boolean;
-  onResume: () => void;
-}): JSX.Element {
-  const app = useApp();
-  const [text, setText] = createSignal("");
-  const [busy, setBusy] = createSignal(false);
-  const [problem, setProblem] = createSignal<string | null>(null);
-  const send = async () => {
-    const message = text().trim();
-    if (message === "" || busy()) {
-      return;
-    }
-    setBusy(true);
-    setProblem(null);
-    try {
-      await sendTurn(app.api, props.sessionId, message);
-      setText("");
-    } catch (error) {
-      setProblem(describeError(error).message);
-    } finally {
-      setBusy(false);
-    }
-  };
-  return (
-    <Show
-      when={props.running}
-      fallback={
-        <div class="composer composer-stored">
-          <span>This session is not running here. Resume it to continue the conversation.</span>
-          <button type="button" class="button button-primary" onClick={() => { props.onResume(); }}>
-            <Icon name="play" size={14} />
-            Resume
-          </button>
-        </div>
-      }
-    >
-      <form
-        class="composer"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void send();
-        }}
-      >
-        <label class="visually-hidden" for="composer-text">
-          Message to the agent
-        </label>
-        <textarea
-          id="composer-text"
-          class="textarea composer-text"
-          rows="2"
-          placeholder={props.turnRunning ? "The agent is working; you can send the next message when it is done" : "Tell the agent what to do next (Ctrl+Enter sends)"}
-          value={text()}
-          onInput={(event) => setText(event.currentTarget.value)}
-          onKeyDown={(event) => {
-            if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
-              event.preventDefault();
-              void send();
-            }
-          }}
-        />
-        <button type="submit" class="button button-primary" disabled={busy() || props.turnRunning || text().trim() === ""}>
-          <Icon name="send" size={14} />
-          Send
-        </button>
-        <Show when={problem()}>
-          {(message) => (
-            <p class="field-error composer-problem" role="alert">
-              {message()}
-            </p>
-          )}
-        </Show>
-      </form>
-    </Show>
-  );
-}

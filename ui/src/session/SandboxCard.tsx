@@ -1,6 +1,10 @@
-import { For, type JSX, Match, Show, Switch } from "solid-js";
+import type { ProviderKind } from "@server/ProviderKind";
+import { createResource, For, type JSX, Match, Show, Switch } from "solid-js";
+import { useApp } from "../app/context";
+import { sandboxStatus } from "../api/machine";
 import { EnforcementBadge } from "../components/Badge";
 import { Icon } from "../components/Icon";
+import { describeError } from "../components/states";
 import type { SandboxBuild } from "./timeline";
 
 /**
@@ -8,7 +12,7 @@ import type { SandboxBuild } from "./timeline";
  * checked from inside), rebuilt (and why), or refused (the reason and the command that fixes
  * it). A refused wall never runs open: the session's tools simply do not run.
  */
-export function SandboxCard(props: { build: SandboxBuild }): JSX.Element {
+export function SandboxCard(props: { build: SandboxBuild; provider: ProviderKind | null }): JSX.Element {
   const passed = () => props.build.attestation?.canaries.filter((c) => c.passed).length ?? 0;
   const total = () => props.build.attestation?.canaries.length ?? 0;
   return (
@@ -36,8 +40,8 @@ export function SandboxCard(props: { build: SandboxBuild }): JSX.Element {
           <Show when={props.build.rebuiltBecause}>
             {(reason) => (
               <p class="sandbox-card-note">
-                {reason()} Its shell state (working folder, variables, background processes) was
-                lost.
+                {/[.!?]$/.test(reason().trim()) ? reason().trim() : `${reason().trim()}.`} Its shell state
+                (working folder, variables, background processes) was lost.
               </p>
             )}
           </Show>
@@ -50,9 +54,7 @@ export function SandboxCard(props: { build: SandboxBuild }): JSX.Element {
                 <span>The sandbox was refused: no tool ran without it</span>
               </div>
               <p class="sandbox-card-reason">{refusal().reason}</p>
-              <p class="sandbox-card-fix">
-                To see why and what fixes it, run <code>{refusal().diagnose}</code>
-              </p>
+              <RefusalFixes provider={props.provider} diagnose={refusal().diagnose} />
             </div>
           )}
         </Match>
@@ -81,6 +83,79 @@ export function SandboxCard(props: { build: SandboxBuild }): JSX.Element {
           <p class="muted mono-small">{props.build.attestation?.config_hash}</p>
         </details>
       </Show>
+    </div>
+  );
+}
+
+/**
+ * What fixes a refused wall: this machine's failing checks for the session's wall, each with
+ * its fix, read from the machine status when the card is shown; and the command that shows the
+ * same in a terminal.
+ */
+function RefusalFixes(props: { provider: ProviderKind | null; diagnose: string }): JSX.Element {
+  const app = useApp();
+  const [status, { refetch }] = createResource(
+    // The session's wall; when not known yet, the machine's configured one.
+    () => ({ provider: props.provider ?? undefined }),
+    ({ provider }) => sandboxStatus(app.api, provider),
+  );
+  // Reading a failed resource throws: only a read status has checks.
+  const read = () => (status.state === "ready" ? status() : undefined);
+  const failing = () => read()?.checks.filter((check) => !check.ok) ?? [];
+  return (
+    <div class="sandbox-card-fixes">
+      <Switch>
+        <Match when={status.loading}>
+          <p class="muted" role="status">
+            Checking this machine for the fix…
+          </p>
+        </Match>
+        <Match when={status.error as unknown}>
+          {(error) => (
+            <p class="muted">
+              The machine's checks could not be read ({describeError(error()).message}).{" "}
+              <button type="button" class="button button-small" onClick={() => void refetch()}>
+                Check again
+              </button>
+            </p>
+          )}
+        </Match>
+        <Match when={failing().length > 0}>
+          <h4 class="sandbox-card-subtitle">How to fix it</h4>
+          <ul class="checks">
+            <For each={failing()}>
+              {(check) => (
+                <li class="check-row check-failed">
+                  <Icon name="alert" size={13} />
+                  <div>
+                    <span class="check-name">{check.name}</span>
+                    <span class="check-detail">{check.detail}</span>
+                    <Show when={check.fix}>
+                      {(fix) => (
+                        <span class="check-fix">
+                          Fix: <code>{fix()}</code>
+                        </span>
+                      )}
+                    </Show>
+                  </div>
+                </li>
+              )}
+            </For>
+          </ul>
+        </Match>
+        <Match when={read()}>
+          <p class="sandbox-card-note">
+            Every check of this machine passes now: resume the session or send the next message
+            to try again.{" "}
+            <button type="button" class="button button-small" onClick={() => void refetch()}>
+              Check again
+            </button>
+          </p>
+        </Match>
+      </Switch>
+      <p class="sandbox-card-fix">
+        The same checks in a terminal: <code>{props.diagnose}</code>
+      </p>
     </div>
   );
 }

@@ -3,7 +3,8 @@ import type { FolderGrant } from "@server/FolderGrant";
 import type { ProviderKind } from "@server/ProviderKind";
 import type { SessionInfo } from "@server/SessionInfo";
 import type { SessionSettings } from "@server/SessionSettings";
-import { createResource, createSignal, For, type JSX, onCleanup, Show } from "solid-js";
+import type { StandingApproval } from "@server/StandingApproval";
+import { createResource, createSignal, For, type JSX, Match, onCleanup, Show, Switch } from "solid-js";
 import { useApp } from "../app/context";
 import { revokeStanding, standingApprovals } from "../api/approvals";
 import { decideRule, draftedRules } from "../api/network";
@@ -11,7 +12,7 @@ import { grantFolder, revokeFolder } from "../api/sessions";
 import { Dialog } from "../components/Dialog";
 import { Icon } from "../components/Icon";
 import { accessWords } from "../components/SessionBits";
-import { describeError } from "../components/states";
+import { describeError, ErrorState, Loading } from "../components/states";
 import { type FolderDraft, FolderRow, newFolderDraft } from "../pages/sessions/FolderPicker";
 
 const REBUILD_NOTICE =
@@ -24,6 +25,8 @@ export function SessionSidebar(props: {
   provider: ProviderKind | null;
   settings: SessionSettings | null;
   allowedHosts: string[];
+  /** The standing approvals as the session last announced them (null: not yet). */
+  standing: StandingApproval[] | null;
 }): JSX.Element {
   const running = () => props.info.state === "running";
   return (
@@ -36,11 +39,9 @@ export function SessionSidebar(props: {
           <dd>{props.settings?.network_profile ?? "—"}</dd>
           <dt>Extra hosts</dt>
           <dd>
-            <Show when={(props.settings?.extra_hosts.length ?? 0) + props.allowedHosts.length > 0} fallback={<span class="muted">none</span>}>
+            <Show when={(props.settings?.extra_hosts.length ?? 0) > 0} fallback={<span class="muted">none</span>}>
               <ul class="plain-list mono-small">
-                <For each={[...(props.settings?.extra_hosts ?? []), ...props.allowedHosts]}>
-                  {(host) => <li>{host}</li>}
-                </For>
+                <For each={props.settings?.extra_hosts ?? []}>{(host) => <li>{host}</li>}</For>
               </ul>
             </Show>
           </dd>
@@ -55,7 +56,7 @@ export function SessionSidebar(props: {
           <DraftedRules sessionId={props.info.id} />
         </Show>
       </section>
-      <SessionStanding sessionId={props.info.id} />
+      <AllowedForSession sessionId={props.info.id} hosts={props.allowedHosts} live={props.standing} />
     </aside>
   );
 }
@@ -283,42 +284,101 @@ function DraftedRuleRow(props: { sessionId: string; rule: DraftedRule; onDecided
   );
 }
 
-/** The session's `session` approvals, each revocable. */
-function SessionStanding(props: { sessionId: string }): JSX.Element {
+/**
+ * What the user allowed for this session beyond its settings: hosts let through its wall, and
+ * the standing `session` approvals (each revocable). The approvals come from the session's own
+ * announcements as they happen; until the first, from the API.
+ */
+function AllowedForSession(props: {
+  sessionId: string;
+  hosts: string[];
+  live: StandingApproval[] | null;
+}): JSX.Element {
   const app = useApp();
-  const [approvals, { refetch }] = createResource(() => standingApprovals(app.api, props.sessionId));
-  const timer = setInterval(() => void refetch(), 5000);
-  onCleanup(() => { clearInterval(timer); });
+  const [fetched, { refetch }] = createResource(
+    () => props.sessionId,
+    (id) => standingApprovals(app.api, id),
+  );
   const [problem, setProblem] = createSignal<string | null>(null);
+  // Revoked here: gone at once, also for a stored session (which announces nothing).
+  const [revoked, setRevoked] = createSignal<string[]>([]);
+  // `latest` of a failed resource throws: read it only once it holds a value.
+  const read = () => (fetched.state === "ready" || fetched.state === "refreshing" ? fetched.latest : undefined);
+  const approvals = (): StandingApproval[] | undefined =>
+    (props.live ?? read())?.filter((a) => a.scope === "session" && !revoked().includes(a.id));
+  const nothing = () => props.hosts.length === 0 && (approvals()?.length ?? 0) === 0;
   return (
-    <section class="side-panel">
-      <h2 class="side-title">Allowed for this session</h2>
-      <Show when={(approvals.latest?.length ?? 0) === 0}>
-        <p class="muted">Nothing yet. Answer "Allow for this session" to add a standing approval.</p>
+    <section class="side-panel" aria-labelledby="allowed-title">
+      <h2 class="side-title" id="allowed-title">
+        Allowed for this session
+      </h2>
+      <Show when={props.hosts.length > 0}>
+        <h3 class="side-subtitle" id="allowed-hosts-title">
+          Hosts
+        </h3>
+        <ul class="plain-list allowed-hosts" aria-labelledby="allowed-hosts-title">
+          <For each={props.hosts}>
+            {(host) => (
+              <li class="allowed-host">
+                <Icon name="globe" size={13} />
+                <code>{host}</code>
+              </li>
+            )}
+          </For>
+        </ul>
       </Show>
-      <ul class="plain-list">
-        <For each={approvals.latest ?? []}>
-          {(approval) => (
-            <li class="standing-row">
-              <span>{approval.description}</span>
-              <button
-                type="button"
-                class="button button-ghost button-small"
-                onClick={() => {
-                  setProblem(null);
-                  revokeStanding(app.api, approval.id, props.sessionId).then(
-                    () => void refetch(),
-                    (error: unknown) => setProblem(describeError(error).message),
-                  );
-                }}
-              >
-                Revoke<span class="visually-hidden"> {approval.description}</span>
-              </button>
-            </li>
-          )}
-        </For>
-      </ul>
-      <Show when={problem()}>{(text) => <p class="field-error">{text()}</p>}</Show>
+      <Switch>
+        <Match when={props.live === null && fetched.state === "errored"}>
+          <ErrorState
+            error={fetched.error as unknown}
+            title="The session's approvals could not be loaded"
+            onRetry={() => void refetch()}
+          />
+        </Match>
+        <Match when={approvals() === undefined}>
+          <Loading label="Loading the session's approvals…" />
+        </Match>
+        <Match when={nothing()}>
+          <p class="muted">
+            Nothing yet. "Allow for this session" on a tool call or a refused connection adds it
+            here.
+          </p>
+        </Match>
+        <Match when={(approvals()?.length ?? 0) > 0}>
+          <h3 class="side-subtitle" id="allowed-calls-title">
+            Tool calls
+          </h3>
+          <ul class="plain-list" aria-labelledby="allowed-calls-title">
+            <For each={approvals()}>
+              {(approval) => (
+                <li class="standing-row">
+                  <span>{approval.description}</span>
+                  <button
+                    type="button"
+                    class="button button-ghost button-small"
+                    onClick={() => {
+                      setProblem(null);
+                      revokeStanding(app.api, approval.id, props.sessionId).then(
+                        () => setRevoked((ids) => [...ids, approval.id]),
+                        (error: unknown) => setProblem(describeError(error).message),
+                      );
+                    }}
+                  >
+                    Revoke<span class="visually-hidden"> {approval.description}</span>
+                  </button>
+                </li>
+              )}
+            </For>
+          </ul>
+        </Match>
+      </Switch>
+      <Show when={problem()}>
+        {(text) => (
+          <p class="field-error" role="alert">
+            {text()}
+          </p>
+        )}
+      </Show>
     </section>
   );
 }

@@ -1,4 +1,3 @@
-import type { DecidedBy } from "@server/DecidedBy";
 import type { HostScope } from "@server/HostScope";
 import type { NetworkDenial } from "@server/NetworkDenial";
 import { createSignal, For, type JSX, Match, Show, Switch } from "solid-js";
@@ -10,7 +9,7 @@ import { Icon, type IconName } from "../components/Icon";
 import { describeError } from "../components/states";
 import { LiveOutput, type LiveOutputSource } from "../output/LiveOutput";
 import { ApprovalPrompt } from "./ApprovalPrompt";
-import { describeCall } from "./describe";
+import { connectorTool, DECIDERS, describeCall } from "./describe";
 import type { ToolCall } from "./timeline";
 
 const ICONS: Record<string, IconName> = {
@@ -62,16 +61,6 @@ function StatusBadge(props: { call: ToolCall }): JSX.Element {
   );
 }
 
-/** Who decided a call, in words (the events' `DecidedBy`). */
-const DECIDERS: Record<DecidedBy, string> = {
-  user: "you",
-  mode: "the approval mode",
-  standing_approval: "a standing approval",
-  rule: "a rule",
-  safety_check: "a safety check",
-  policy: "the front end's policy",
-};
-
 function decidedText(call: ToolCall): string | null {
   const by = call.decidedBy;
   if (!by) {
@@ -112,7 +101,7 @@ export function ToolCallCard(props: {
   return (
     <article class="tool-card" classList={{ [`tool-card-${props.call.phase}`]: true }}>
       <header class="tool-card-head">
-        <Icon name={ICONS[props.call.tool] ?? "terminal"} class="tool-card-icon" />
+        <Icon name={ICONS[props.call.tool] ?? (connectorTool(props.call.tool) ? "plug" : "terminal")} class="tool-card-icon" />
         <span class="tool-card-verb">{description().verb}</span>
         <Show when={description().target}>
           <code class="tool-card-target" title={description().target}>
@@ -179,7 +168,7 @@ export function ToolCallCard(props: {
       </Show>
 
       <Show when={props.call.networkDenials.length > 0}>
-        <div class="denials">
+        <div class="denials" role="region" aria-label="Refused connections">
           <h4 class="denials-title">
             <Icon name="globe" size={14} />
             The network policy refused {props.call.networkDenials.length === 1 ? "a connection" : `${props.call.networkDenials.length} connections`}

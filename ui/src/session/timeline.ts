@@ -6,16 +6,19 @@ import type { EnforcementLevel } from "@server/EnforcementLevel";
 import type { Event } from "@server/Event";
 import type { FolderGrant } from "@server/FolderGrant";
 import type { NetworkDenial } from "@server/NetworkDenial";
+import type { ProtectedAction } from "@server/ProtectedAction";
 import type { ProviderKind } from "@server/ProviderKind";
 import type { SessionSettings } from "@server/SessionSettings";
+import type { StandingApproval } from "@server/StandingApproval";
 import type { ToolCallStatus } from "@server/ToolCallStatus";
 import type { TurnStopReason } from "@server/TurnStopReason";
 
 /**
  * A session's conversation as the session view shows it, built from its events in order: the
  * user's messages, the model's text (streamed, then final), a card per tool call that follows
- * the call from request through approval to its result, and the sandbox's own story (built,
- * rebuilt, refused). `reduce` is pure over a mutable state, so the view can run it inside a
+ * the call from request through approval to its result, the sandbox's own story (built,
+ * rebuilt, refused), what the host reported (a connector that could not start, a project file
+ * it ignored) and the protected files a command changed. `reduce` is pure over a mutable state, so the view can run it inside a
  * store update and the tests can run it on a plain object.
  *
  * Live output chunks (`tool_call_output`) do not pass through here: they go straight to the
@@ -93,7 +96,30 @@ export interface SandboxBuild {
   refusal: { reason: string; diagnose: string } | null;
 }
 
-export type TimelineItem = UserMessage | AssistantMessage | ToolCall | Notice | SandboxBuild;
+/** A file the host runs later (the protected list) that a session created or changed. */
+export interface ProtectedChange {
+  kind: "protected";
+  key: string;
+  /** The call after which it was found; null at turn end or close. */
+  callId: string | null;
+  path: string;
+  /** Why it is protected, in the protected list's words. */
+  reason: string;
+  action: ProtectedAction;
+  /** Where the original went (under Paddock's state folder), when it was quarantined. */
+  quarantinedTo: string | null;
+  /** What was found, in plain words. */
+  detail: string;
+  timeMs: number;
+}
+
+export type TimelineItem =
+  | UserMessage
+  | AssistantMessage
+  | ToolCall
+  | Notice
+  | SandboxBuild
+  | ProtectedChange;
 
 export interface TimelineState {
   items: TimelineItem[];
@@ -110,6 +136,11 @@ export interface TimelineState {
   closed: boolean;
   /** The drafted rules decided in this session. */
   decidedRules: DraftedRule[];
+  /**
+   * The standing approvals in force, as the session last announced them (`null` until it
+   * does: the view reads them from the API until then).
+   */
+  standing: StandingApproval[] | null;
 }
 
 export function emptyTimeline(): TimelineState {
@@ -124,6 +155,7 @@ export function emptyTimeline(): TimelineState {
     lastStop: null,
     closed: false,
     decidedRules: [],
+    standing: null,
   };
 }
 
@@ -272,6 +304,19 @@ export function reduce(state: TimelineState, event: Event): void {
       build.rebuiltBecause = msg.reason;
       break;
     }
+    case "sandbox_closed": {
+      const failed = msg.checks.filter((check) => !check.passed);
+      if (failed.length > 0) {
+        notice(
+          state,
+          event,
+          "warn",
+          "Closing the sandbox found something to fix",
+          failed.map((check) => check.detail).join(" "),
+        );
+      }
+      break;
+    }
     case "sandbox_refused": {
       const build = sandbox(state, event);
       build.state = "refused";
@@ -367,6 +412,7 @@ export function reduce(state: TimelineState, event: Event): void {
       break;
     }
     case "standing_approvals":
+      state.standing = [...msg.approvals];
       break;
     case "approval_revoked":
       notice(state, event, "info", "Standing approval revoked", msg.description);
@@ -387,11 +433,50 @@ export function reduce(state: TimelineState, event: Event): void {
     case "error":
       notice(state, event, "danger", errorTitle(msg.code), msg.message);
       break;
+    case "notice":
+      notice(state, event, "warn", noticeTitle(msg.source), msg.message);
+      break;
+    case "protected_path_changed":
+      state.items.push({
+        kind: "protected",
+        key: `p-${event.seq}`,
+        callId: msg.call_id,
+        path: msg.path,
+        reason: msg.reason,
+        action: msg.action,
+        quarantinedTo: msg.quarantined_to,
+        detail: msg.detail,
+        timeMs: event.time_ms,
+      });
+      break;
     case "session_closed":
       state.turnRunning = false;
       state.closed = true;
       notice(state, event, "info", "Session closed", "Resume it to continue where it stopped.");
       break;
+    default: {
+      // Every kind of event is handled above: a new one fails the type check here.
+      const unhandled: never = msg;
+      return unhandled;
+    }
+  }
+}
+
+/**
+ * A notice's title from its source: `connector:<name>` (a connector that could not start),
+ * `project:<file>` (a project file's settings ignored), or anything else the host reports.
+ */
+export function noticeTitle(source: string): string {
+  const colon = source.indexOf(":");
+  const kind = colon === -1 ? source : source.slice(0, colon);
+  const name = colon === -1 ? "" : source.slice(colon + 1);
+  switch (kind) {
+    case "connector":
+      return name ? `Connector ${name} is not available in this session` : "A connector is not available";
+    case "project":
+      return name ? `Settings in ${name} were ignored` : "A project file's settings were ignored";
+    default:
+      return source ? `Notice from ${source}` : "Notice";
   }
 }
 

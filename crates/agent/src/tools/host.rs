@@ -71,8 +71,21 @@ pub trait HostToolSource: Send + Sync {
     /// The tools offered now.
     fn tools(&self) -> Vec<HostToolEntry>;
 
+    /// The tool offered now under `name`, if any: what [`HostToolSource::tools`] would list
+    /// under that name. Every call looks its tool up; a source with many tools answers this
+    /// without building the whole list.
+    fn tool(&self, name: &str) -> Option<HostToolEntry> {
+        self.tools().into_iter().find(|e| e.spec.name == name)
+    }
+
     /// Lines added to the system prompt (a connector that could not start, …).
     fn notices(&self) -> Vec<String> {
         Vec::new()
+    }
+
+    /// The session's settings changed (a folder granted or revoked, a host allowed): a
+    /// source whose tools depend on them (what `web_fetch` may reach) takes the new ones.
+    fn settings_changed(&self, settings: &protocol::SessionSettings) {
+        let _ = settings;
     }
 }

@@ -134,6 +134,27 @@ impl ToolRegistry {
         self.sources.iter().flat_map(|s| s.notices()).collect()
     }
 
+    /// Tells every source that the session's settings changed.
+    pub fn settings_changed(&self, settings: &protocol::SessionSettings) {
+        for source in &self.sources {
+            source.settings_changed(settings);
+        }
+    }
+
+    /// The sources' tool of `name` as it stands now: from the first source that offers it
+    /// (later ones were left out of [`ToolRegistry::dynamic`]), never under a fixed tool's
+    /// name or with a non-object schema.
+    fn dynamic_tool(&self, name: &str) -> Option<HostToolEntry> {
+        if SANDBOX_NAMES.contains(&name) || self.tools.iter().any(|t| t.spec.name == name) {
+            return None;
+        }
+        self.sources.iter().find_map(|source| {
+            source.tool(name).filter(|entry| {
+                entry.spec.input_schema.get("type").and_then(Value::as_str) == Some("object")
+            })
+        })
+    }
+
     /// The sources' tools as they stand now, without names taken before them.
     fn dynamic(&self) -> Vec<HostToolEntry> {
         let mut seen: Vec<String> = self.tools.iter().map(|t| t.spec.name.clone()).collect();
@@ -198,14 +219,11 @@ impl ToolRegistry {
         if let Some(definition) = self.tools.iter().find(|t| t.spec.name == name) {
             return Some(definition.clone());
         }
-        self.dynamic()
-            .into_iter()
-            .find(|e| e.spec.name == name)
-            .map(|e| ToolDefinition {
-                spec: e.spec,
-                effect: e.effect,
-                placement: ToolPlacement::Host,
-            })
+        self.dynamic_tool(name).map(|e| ToolDefinition {
+            spec: e.spec,
+            effect: e.effect,
+            placement: ToolPlacement::Host,
+        })
     }
 
     /// The host tool of `name`, fixed or from a source.
@@ -213,10 +231,7 @@ impl ToolRegistry {
         if let Some(tool) = self.host.get(name) {
             return Some(Arc::clone(tool));
         }
-        self.dynamic()
-            .into_iter()
-            .find(|e| e.spec.name == name)
-            .map(|e| e.tool)
+        self.dynamic_tool(name).map(|e| e.tool)
     }
 
     /// Turns a model's call into a runner request or a host call, or says what is wrong.

@@ -33,6 +33,9 @@ fn writer_loop_commits_every_call() {
         .map_or_else(|| dir.path().join("audit.db"), Into::into);
     let durability = match std::env::var(CHILD_DURABILITY).as_deref() {
         Ok("normal") => Durability::Normal,
+        Ok("flushed") => Durability::Flushed {
+            within: std::time::Duration::from_millis(100),
+        },
         _ => Durability::Full,
     };
     let calls = if child_db.is_some() { CALLS } else { 20 };
@@ -157,4 +160,50 @@ fn kill_9_with_synchronous_full_loses_no_reported_commit() {
 #[test]
 fn kill_9_with_wal_and_synchronous_normal_loses_no_reported_commit() {
     kill_mid_write("normal");
+}
+
+#[test]
+fn kill_9_with_the_flushed_log_loses_no_reported_commit() {
+    kill_mid_write("flushed");
+}
+
+/// `flush` works whatever the durability, before any row and after some; a store dropped
+/// with rows left to flush closes cleanly (its flushing thread ends) and reopens intact.
+#[test]
+fn flush_is_available_with_every_durability() {
+    for durability in [
+        Durability::Full,
+        Durability::Normal,
+        Durability::Flushed {
+            within: std::time::Duration::from_secs(3600),
+        },
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.db");
+        let mut store = AuditStore::open_with(&path, &OpenOptions { durability }).unwrap();
+        store.flush().unwrap();
+        store
+            .append(&NewEvent::new("s", 0, attestation(Local)))
+            .unwrap();
+        store
+            .append(&NewEvent::new(
+                "s",
+                1,
+                tool_call("c", "run_bash", Local, CallStatus::Started),
+            ))
+            .unwrap();
+        store.flush().unwrap();
+        store
+            .append(&NewEvent::new(
+                "s",
+                2,
+                tool_call("c", "run_bash", Local, CallStatus::Finished),
+            ))
+            .unwrap();
+        drop(store);
+        let store = AuditStore::open(&path).unwrap();
+        let report = store.verify().unwrap();
+        assert!(report.is_intact(), "{durability:?}: {report:?}");
+        assert_eq!(report.rows, 3, "{durability:?}");
+    }
 }

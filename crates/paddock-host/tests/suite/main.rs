@@ -1,4 +1,5 @@
-//! The host: setup on simulated machines, the user service, wiring, connectors through sessions.
+//! The host: setup on simulated machines, the user service, wiring, connectors through sessions,
+//! every op through `submit`.
 //!
 //! One test binary for the crate (each former `tests/*.rs` is a module here): one link of the
 //! crate's dependency graph instead of one per file, which is most of the test build's disk
@@ -13,4 +14,5 @@
 mod connectors;
 mod service;
 mod setup;
+mod submit;
 mod wiring;

@@ -7,7 +7,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{delete, get, post};
 use paddock_host::PendingApproval;
-use protocol::StandingApproval;
+use protocol::{Op, StandingApproval};
 
 use crate::api::{DecisionRequest, StandingScope};
 use crate::errors::{ApiResult, ErrorBody};
@@ -51,10 +51,11 @@ pub async fn decide(
     ApiPath((id, call_id)): ApiPath<(String, String)>,
     ApiJson(request): ApiJson<DecisionRequest>,
 ) -> ApiResult<StatusCode> {
-    state
-        .host
-        .decide_approval(&id, &call_id, request.decision)
-        .await?;
+    let op = Op::Approval {
+        call_id,
+        decision: request.decision,
+    };
+    state.host.submit_op(&id, op).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -6,7 +6,7 @@ use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::post;
-use protocol::FolderGrant;
+use protocol::{FolderGrant, Op};
 
 use crate::api::{Accepted, GrantRequest, RevokeRequest};
 use crate::errors::{ApiResult, ErrorBody};
@@ -28,20 +28,15 @@ pub async fn grant(
     ApiPath(id): ApiPath<String>,
     ApiJson(request): ApiJson<GrantRequest>,
 ) -> ApiResult<(StatusCode, Json<Accepted>)> {
-    state
-        .host
-        .grant_folder(
-            &id,
-            &FolderGrant {
-                path: request.path,
-                access: request.access,
-            },
-        )
-        .await?;
+    let grant = FolderGrant {
+        path: request.path,
+        access: request.access,
+    };
+    let submission_id = state.host.submit_op(&id, Op::GrantFolder { grant }).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(Accepted {
-            submission_id: None,
+            submission_id: Some(submission_id),
         }),
     ))
 }
@@ -55,11 +50,14 @@ pub async fn revoke(
     ApiPath(id): ApiPath<String>,
     ApiJson(request): ApiJson<RevokeRequest>,
 ) -> ApiResult<(StatusCode, Json<Accepted>)> {
-    state.host.revoke_folder(&id, &request.path).await?;
+    let submission_id = state
+        .host
+        .submit_op(&id, Op::RevokeFolder { path: request.path })
+        .await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(Accepted {
-            submission_id: None,
+            submission_id: Some(submission_id),
         }),
     ))
 }

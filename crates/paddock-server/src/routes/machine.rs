@@ -1,4 +1,5 @@
-//! The machine: whether it can build its wall (with the fix for each failed check), the setup
+//! The machine: whether it can build its wall (with the fix for each failed check), a check
+//! that builds a throwaway one and shows its attestation, the setup
 //! that fixes it (a plan of exact changes, then applying that plan), what its sandbox settings
 //! offer (profiles and their hosts, credential rows, secrets), whether a folder can be
 //! granted, and the server's health.
@@ -6,8 +7,10 @@
 use axum::Json;
 use axum::Router;
 use axum::extract::State;
-use axum::routing::get;
-use paddock_host::{FolderCheck, SandboxCatalog, SetupOutcome, SetupPlan, SetupRequest};
+use axum::routing::{get, post};
+use paddock_host::{
+    FolderCheck, SandboxCatalog, SandboxCheck, SetupOutcome, SetupPlan, SetupRequest,
+};
 use protocol::MachineSandboxStatus;
 
 use crate::api::{FolderParams, Health, StatusParams};
@@ -19,6 +22,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/v1/health", get(health))
         .route("/v1/machine/sandbox", get(sandbox))
+        .route("/v1/machine/sandbox/check", post(check))
         .route("/v1/machine/setup", get(setup_plan).post(setup_apply))
         .route("/v1/machine/sandbox/catalog", get(catalog))
         .route("/v1/machine/folder", get(folder))
@@ -43,6 +47,26 @@ pub async fn sandbox(
     ApiQuery(params): ApiQuery<StatusParams>,
 ) -> ApiResult<Json<MachineSandboxStatus>> {
     Ok(Json(state.host.sandbox_status(params.provider).await?))
+}
+
+/// Builds a throwaway sandbox with the wall (the configured one, or `?provider=`) on an empty
+/// folder, reads its attestation from inside, runs one command through it and tears it down.
+/// A wall that cannot be built is answered `200` with `passed: false` and the reason in
+/// `refused`.
+#[utoipa::path(post, path = "/v1/machine/sandbox/check", tag = "machine", params(StatusParams),
+    responses((status = 200, body = SandboxCheck), (status = 400, body = ErrorBody)))]
+pub async fn check(
+    State(state): State<AppState>,
+    ApiQuery(params): ApiQuery<StatusParams>,
+) -> ApiResult<Json<SandboxCheck>> {
+    Ok(Json(
+        state
+            .host
+            .sandbox_check(params.provider, &|step: String| {
+                tracing::debug!("sandbox check: {step}");
+            })
+            .await?,
+    ))
 }
 
 /// What setup would change to make the wall (the configured one, or `?provider=`) work:

@@ -5,6 +5,7 @@ use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::post;
+use protocol::Op;
 
 use crate::api::{Accepted, TurnRequest};
 use crate::errors::{ApiResult, ErrorBody};
@@ -25,7 +26,10 @@ pub async fn send(
     ApiPath(id): ApiPath<String>,
     ApiJson(request): ApiJson<TurnRequest>,
 ) -> ApiResult<(StatusCode, Json<Accepted>)> {
-    let submission_id = state.host.send_turn(&id, &request.text).await?;
+    let submission_id = state
+        .host
+        .submit_op(&id, Op::UserTurn { text: request.text })
+        .await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(Accepted {
@@ -41,11 +45,11 @@ pub async fn interrupt(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult<(StatusCode, Json<Accepted>)> {
-    state.host.interrupt(&id).await?;
+    let submission_id = state.host.submit_op(&id, Op::Interrupt).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(Accepted {
-            submission_id: None,
+            submission_id: Some(submission_id),
         }),
     ))
 }

@@ -1,6 +1,6 @@
 //! The connectors resource over real TCP: add a stdio MCP server (the test server) with its
-//! token, list it, its tools, test, disable; unknown names and bad entries refused; no answer
-//! carries the token.
+//! token, list it (with its entry, for editing), its tools, test, disable; unknown names and
+//! bad entries refused; no answer carries the token.
 
 #![allow(clippy::unwrap_used, reason = "test code: a panic is a failed test")]
 
@@ -50,6 +50,18 @@ async fn connectors_are_added_listed_tested_and_disabled_through_the_api() {
     assert_eq!(
         added["sends"],
         json!([{"name": "MCP_TEST_TOKEN", "carries_token": true}])
+    );
+    // The entry comes back as the config holds it, for front ends to edit: `{secret}` where
+    // the token goes, never the token.
+    assert_eq!(
+        added["config"],
+        json!({
+            "name": "tracker",
+            "transport": "stdio",
+            "enabled": true,
+            "command": command,
+            "env": {"MCP_TEST_TOKEN": "{secret}"},
+        })
     );
     // The entry is in the machine config, the token is not.
     let file = std::fs::read_to_string(server.paths.config_file()).unwrap();

@@ -10,12 +10,14 @@
     reason = "test code: a panic is a failed test with its cause"
 )]
 
+mod audit_filters;
 mod auth;
 mod close_checks;
 mod common;
 mod connectors;
 mod events;
 mod keys;
+mod machine_check;
 mod network_openshell;
 mod reaping_openshell;
 mod resources;

@@ -12,12 +12,18 @@
 
 mod audit;
 mod cli_support;
+mod connectors;
 mod end_to_end;
 mod host_run_files;
 mod keys;
+mod machine_cli;
+mod resume_grants;
 mod sandbox_check;
 mod sessions;
 mod up;
 mod up_direct;
+mod up_inbox;
+mod up_reaping;
 mod up_shutdown;
+mod up_start;
 mod up_support;

@@ -80,8 +80,9 @@ pub(crate) fn build(
     let policy = SandboxPolicy {
         version: 1,
         filesystem: Some(FilesystemPolicy {
-            // The workdir (`/sandbox`) is container-private, not a host folder: writable so
-            // tools have a HOME for their caches when no private home is mounted.
+            // The workdir (`/sandbox`, [`super::request::WORKDIR`]) is container-private, not
+            // a host folder: writable so tools have a HOME for their caches when no private
+            // home is mounted.
             include_workdir: true,
             read_only: layout.read_only.clone(),
             read_write: layout.read_write.clone(),

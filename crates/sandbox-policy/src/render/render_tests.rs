@@ -230,6 +230,16 @@ fn the_runner_command_serves_every_folder_with_its_access() {
             "/home/alice/ref-docs:ro",
             "--cwd",
             "/home/alice/project",
+            // The policy's read-write paths but the runner's socket folder: the only places
+            // the runner's commands may change entries.
+            "--writable",
+            "/tmp",
+            "--writable",
+            "/dev/null",
+            "--writable",
+            "/home/alice/project",
+            "--writable",
+            "/sandbox",
         ]
     );
 }

@@ -20,8 +20,11 @@ use crate::validate::{MAX_SANDBOX_NAME, check_dns_label, check_environment, chec
 
 /// Where the runner listens inside the sandbox (`tool-runner attach` connects there).
 pub const RUNNER_SOCKET: &str = "/run/paddock/runner.sock";
-/// The socket's folder: a small tmpfs mount, writable by the sandbox user.
+/// The socket's folder: a small tmpfs mount the runner binds its socket in; its commands
+/// cannot change it (see [`runner_command`]).
 pub const RUNNER_SOCKET_DIR: &str = "/run/paddock";
+/// OpenShell's working folder, writable in every sandbox (the policy's `include_workdir`).
+pub const WORKDIR: &str = "/sandbox";
 /// The tmpfs size for the socket folder.
 const SOCKET_DIR_BYTES: u32 = 1024 * 1024;
 
@@ -30,8 +33,17 @@ pub const SESSION_LABEL: &str = "paddock.session";
 pub const MACHINE_LABEL: &str = "paddock.machine";
 
 /// The runner's `serve` invocation: `<runner-dir>/tool-runner serve --socket … --root P:rw|ro
-/// … --cwd …`. Kept as one small function so the flags follow the runner.
-pub fn runner_command(runner_dir: &str, folders: &[FolderSpec], cwd: &str) -> Vec<String> {
+/// … --cwd … --writable W …`, where `writable` are the policy's read-write paths (and the
+/// workdir, which `include_workdir` makes writable): the runner's commands may change entries
+/// beneath those alone, never in the socket's folder (left out here), so no command can
+/// replace the socket the host attaches to. Kept as one small function so the flags follow
+/// the runner.
+pub fn runner_command(
+    runner_dir: &str,
+    folders: &[FolderSpec],
+    cwd: &str,
+    writable: &[String],
+) -> Vec<String> {
     let mut command = vec![
         format!("{}/tool-runner", runner_dir.trim_end_matches('/')),
         "serve".to_owned(),
@@ -48,6 +60,15 @@ pub fn runner_command(runner_dir: &str, folders: &[FolderSpec], cwd: &str) -> Ve
     }
     command.push("--cwd".to_owned());
     command.push(cwd.to_owned());
+    let workdir = [WORKDIR.to_owned()];
+    for path in writable
+        .iter()
+        .chain(&workdir)
+        .filter(|p| *p != RUNNER_SOCKET_DIR)
+    {
+        command.push("--writable".to_owned());
+        command.push(path.clone());
+    }
     command
 }
 
@@ -249,7 +270,12 @@ pub(crate) fn build(
             }),
             policy: Some(policy),
             providers: providers.iter().map(|p| p.name.clone()).collect(),
-            command: runner_command(&layout.runner_dir, &folders, &layout.cwd),
+            command: runner_command(
+                &layout.runner_dir,
+                &folders,
+                &layout.cwd,
+                &layout.read_write,
+            ),
             tty: false,
             restart_policy: SandboxRestartPolicy::Never.into(),
             ..SandboxSpec::default()

@@ -15,6 +15,7 @@
 //! | `no_capabilities` | effective, permitted and ambient capabilities are all zero |
 //! | `grants_reachable` | every granted folder is listed by the runner (none shadowed) |
 //! | `resource_limits` | the wall's process is in its cgroup, and the per-process limits read inside are the ones set |
+//! | `runner_socket_fixed` | a command cannot make a file in the runner's socket folder (so cannot replace the socket) |
 //!
 //! The canaries it shares with OpenShell are judged in `crate::canaries`; the wall's own ones,
 //! its probes (shell builtins only) and the script's framing are here.
@@ -31,10 +32,11 @@ use crate::canaries::{
     CANARY_HOST, CANARY_PORT, Observations, ProcStatus, canary, entries_below, home_absent,
     missing, no_new_privs, outside_read_refused, outside_write_refused, parse, probe,
     proxy_refuses_unlisted_host, read_only_grant_refuses_write, read_only_write_probes, run_script,
-    script, seccomp_filter, sh_quote, system_write_probes,
+    runner_socket_fixed, script, seccomp_filter, sh_quote, socket_folder_probe,
+    system_write_probes,
 };
 use crate::error::ProviderError;
-use crate::local::layout::{BIN_DIR, HOME_INSIDE, LANDLOCK_PROBE_INSIDE};
+use crate::local::layout::{BIN_DIR, HOME_INSIDE, LANDLOCK_PROBE_INSIDE, RUNNER_DIR_INSIDE};
 use crate::runner_client::{CallError, RunnerConnection};
 use crate::sandbox::SandboxRequest;
 use paddock_wall::config::BRIDGE_PORT;
@@ -135,6 +137,7 @@ fn probes(input: &CanaryInput<'_>) -> Vec<(String, String)> {
         }
     }
     probes.extend(read_only_write_probes(input.request, BIN_DIR));
+    probes.push(socket_folder_probe(RUNNER_DIR_INSIDE));
     probes
 }
 
@@ -175,6 +178,7 @@ fn judge(input: &CanaryInput<'_>, obs: &Observations) -> Vec<CanaryResult> {
         seccomp_filter(&status),
         no_capabilities(&status),
         resource_limits(&input.limits, obs),
+        runner_socket_fixed(obs),
     ]
 }
 

@@ -98,6 +98,7 @@ fn probes_cover_system_folders_grant_parents_and_read_only_grants() {
             "write_parent_0",
             "write_parent_1",
             "write_ro_0",
+            "socket_folder",
         ]
     );
     // Without a read-only grant the read-only runner folder stands in.
@@ -134,6 +135,7 @@ fn sound_wall() -> Vec<(&'static str, i64, &'static str)> {
         ),
         ("limits", 0, LIMITS_SEEN),
         ("netdev", 0, "lo"),
+        ("socket_folder", 1, DENIED),
     ]
 }
 
@@ -161,6 +163,10 @@ fn a_sound_wall_passes_every_canary_with_its_reasons() {
             "resource_limits pass rlimit: 256 processes, 1.0 GiB memory, swap unlimited, \
              CPU unlimited (no cgroup here)"
                 .to_owned(),
+            format!(
+                "runner_socket_fixed pass a command making a file in the runner's socket \
+                 folder: exit 1 ({DENIED})"
+            ),
         ]
     );
 }
@@ -191,6 +197,7 @@ fn every_hole_fails_its_canary_and_says_what_was_seen() {
              Max open files            20000                20000                files",
         ),
         ("netdev", 0, "lo\neth0"),
+        ("socket_folder", 0, "created"),
     ];
     assert_eq!(
         judged(&two_folders(), &holes),
@@ -213,6 +220,9 @@ fn every_hole_fails_its_canary_and_says_what_was_seen() {
             "resource_limits FAIL Max open files is 20000 inside, not 1024; Max data size is \
              missing inside, not 1073741824; Max processes is 18446744073709551615 inside, not 256"
                 .to_owned(),
+            "runner_socket_fixed FAIL a command making a file in the runner's socket folder: \
+             exit 0 (created)"
+                .to_owned(),
         ]
     );
 }
@@ -234,6 +244,7 @@ fn a_script_that_reported_nothing_fails_every_canary() {
             "seccomp_filter FAIL Seccomp: ".to_owned(),
             "no_capabilities FAIL no capability held".to_owned(),
             format!("resource_limits FAIL {silent}"),
+            format!("runner_socket_fixed FAIL {silent}"),
         ]
     );
 }
@@ -250,9 +261,12 @@ fn a_wall_process_outside_its_cgroup_fails_the_limits_canary() {
         ..input(&request)
     };
     let results = verdicts(&judge(&input, &parse(&stdout(&sound_wall()))));
-    assert_eq!(
-        results.last().unwrap(),
-        "resource_limits FAIL the wall's process 42 is not in /sys/fs/cgroup/pids/w"
+    assert!(
+        results.contains(
+            &"resource_limits FAIL the wall's process 42 is not in /sys/fs/cgroup/pids/w"
+                .to_owned()
+        ),
+        "{results:?}"
     );
 }
 

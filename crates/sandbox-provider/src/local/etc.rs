@@ -6,8 +6,8 @@
 //! sandbox keeps host uid 0 when the folders are root's, and would read them).
 //!
 //! A copy of the allowed entries ([`cached`]: files with their mode minus set-id bits, links as
-//! links, folders whole), built once in the state folder and rebuilt when any allowed entry
-//! changes, is bound read-only at `/etc` in every wall, with the wall's own `passwd` and `group`
+//! links, folders whole but for what others may not read), built once in the state folder and
+//! rebuilt when any allowed entry changes, is bound read-only at `/etc` in every wall, with the wall's own `passwd` and `group`
 //! bound on it (a mount per entry would cost ~0.4 ms each at every start). One Landlock rule
 //! (read) covers `/etc`, which holds nothing else.
 
@@ -234,14 +234,36 @@ fn fingerprint_tree(path: &Path, name: &str, hasher: &mut impl Hasher) {
 }
 
 /// Copies `from` to `to` following no link: folders whole, files with their permission bits
-/// minus set-id, links as links; anything else (sockets, devices) is left out.
+/// minus set-id, links as links; anything else (sockets, devices) is left out, and so is what
+/// others may not read on the host (a file without `o+r`, a folder without `o+rx`): inside an
+/// allowed folder a host may keep root-only files (`ssl/certs/…` 0600, a 0700 folder), which a
+/// sandbox running as uid 0 would read in a copy, and which no program run as a user relies on.
+///
+/// An entry that vanishes on the host while it is copied (a package manager or a tool
+/// replacing files under `/etc`) is left out rather than failing every wall's start; the
+/// copy is made again when the entries' metadata changes.
 fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    match copy_entry(from, to) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !to.exists() => Ok(()),
+        other => other,
+    }
+}
+
+fn copy_entry(from: &Path, to: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::symlink_metadata(from)?;
+    let mode = meta.permissions().mode() & 0o777;
+    let others_may_read = if meta.is_dir() {
+        mode & 0o005 == 0o005
+    } else {
+        mode & 0o004 != 0
+    };
+    if !meta.is_symlink() && !others_may_read {
+        return Ok(());
+    }
     if let Some(parent) = to.parent() {
         std::fs::create_dir_all(parent)?;
     }
-    let meta = std::fs::symlink_metadata(from)?;
-    let mode = meta.permissions().mode() & 0o777;
     if meta.is_symlink() {
         std::os::unix::fs::symlink(std::fs::read_link(from)?, to)?;
     } else if meta.is_dir() {
@@ -307,6 +329,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_entry_gone_before_it_is_copied_is_left_out() {
+        let host = tempfile::tempdir().unwrap();
+        let copy = tempfile::tempdir().unwrap();
+        let gone = host.path().join("gone.conf");
+        copy_tree(&gone, &copy.path().join("gone.conf")).unwrap();
+        assert!(!copy.path().join("gone.conf").exists());
+        // Any other failure still fails the copy.
+        std::fs::create_dir(copy.path().join("taken")).unwrap();
+        std::fs::create_dir(host.path().join("taken")).unwrap();
+        assert!(copy_tree(&host.path().join("taken"), &copy.path().join("taken")).is_err());
+    }
+
+    #[test]
     fn only_listed_entries_and_versioned_python_are_allowed() {
         for name in ["hosts", "ssl/certs", "python3.11", "ld.so.cache"] {
             assert!(etc_allowed(name), "{name}");
@@ -358,9 +393,21 @@ mod tests {
         );
         std::fs::write(etc.join("hosts"), "127.0.0.1 localhost\n").unwrap();
         std::fs::write(etc.join("ssl/certs/ca.pem"), "CERT\n").unwrap();
+        // What others may not read is left out, whoever the sandbox runs as.
+        let private = |path: &Path, mode: u32| {
+            std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(mode))
+                .unwrap();
+        };
+        std::fs::write(etc.join("ssl/certs/root-only.key"), "KEY\n").unwrap();
+        private(&etc.join("ssl/certs/root-only.key"), 0o600);
+        std::fs::write(etc.join("ssl/certs/group-only.key"), "KEY\n").unwrap();
+        private(&etc.join("ssl/certs/group-only.key"), 0o640);
+        std::fs::create_dir(etc.join("ssl/certs/private")).unwrap();
+        std::fs::write(etc.join("ssl/certs/private/inside.pem"), "KEY\n").unwrap();
+        private(&etc.join("ssl/certs/private"), 0o711);
         std::fs::set_permissions(
             etc.join("hosts"),
-            std::os::unix::fs::PermissionsExt::from_mode(0o4640),
+            std::os::unix::fs::PermissionsExt::from_mode(0o4644),
         )
         .unwrap();
         let cache = tempfile::tempdir().unwrap();
@@ -373,7 +420,7 @@ mod tests {
         let mode = std::os::unix::fs::PermissionsExt::mode(
             &std::fs::metadata(w.join("hosts")).unwrap().permissions(),
         );
-        assert_eq!(mode & 0o7777, 0o640, "mode kept, set-id dropped");
+        assert_eq!(mode & 0o7777, 0o644, "mode kept, set-id dropped");
         assert_eq!(
             std::fs::read_link(w.join("localtime")).unwrap(),
             Path::new("/usr/share/zoneinfo/UTC")
@@ -383,6 +430,13 @@ mod tests {
             "CERT\n"
         );
         assert!(w.join("python3.11").is_dir() && w.join("passwd").is_file());
+        for absent in [
+            "ssl/certs/root-only.key",
+            "ssl/certs/group-only.key",
+            "ssl/certs/private",
+        ] {
+            assert!(!w.join(absent).exists(), "{absent} was copied");
+        }
         // Reused while nothing changes; rebuilt when an allowed entry does.
         assert_eq!(cached(etc, cache.path()).unwrap(), built);
         std::fs::write(etc.join("ssl/certs/ca.pem"), "NEW CERT\n").unwrap();

@@ -310,6 +310,14 @@ pub fn render(input: &LayoutInput<'_>) -> std::io::Result<Rendered> {
     let mut runner = vec![RUNNER_INSIDE.to_owned()];
     runner.extend(runner_args("serve", Some(socket), input.request));
     runner.push("--exit-on-stdin-eof".to_owned());
+    // The folders commands may change, all but the runner's socket folder: a command cannot
+    // replace the socket (tool-runner's `confine`).
+    for rule in &b.rules {
+        if rule.access == PathAccess::ReadWrite && rule.path != RUNNER_DIR_INSIDE {
+            runner.push("--writable".to_owned());
+            runner.push(rule.path.clone());
+        }
+    }
     if input.unscoped_signals {
         runner.push("--test-unscoped-signals".to_owned());
     }

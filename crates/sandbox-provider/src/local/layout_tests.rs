@@ -212,9 +212,29 @@ fn grants_mount_at_their_paths_with_matching_rules() {
     assert!(args.contains("--unshare-cgroup-try --as-pid-1"), "{args}");
     assert!(args.contains("--remount-ro /"));
     assert!(
-        args.ends_with("--cwd /work/a/b --exit-on-stdin-eof"),
+        args.contains("--cwd /work/a/b --exit-on-stdin-eof --writable "),
         "{args}"
     );
+    // The runner's commands may change entries in the wall's read-write folders, never in the
+    // runner's socket folder.
+    let writable: Vec<&str> = r
+        .bwrap_args
+        .windows(2)
+        .filter(|pair| pair[0] == "--writable")
+        .map(|pair| pair[1].as_str())
+        .collect();
+    let read_write: Vec<&str> = r
+        .config
+        .rules
+        .iter()
+        .filter(|rule| rule.access == PathAccess::ReadWrite && rule.path != RUNNER_DIR_INSIDE)
+        .map(|rule| rule.path.as_str())
+        .collect();
+    assert_eq!(writable, read_write);
+    for path in ["/tmp", HOME_INSIDE, "/work/a"] {
+        assert!(writable.contains(&path), "{path} missing: {writable:?}");
+    }
+    assert!(!writable.contains(&RUNNER_DIR_INSIDE), "{writable:?}");
 }
 
 #[test]

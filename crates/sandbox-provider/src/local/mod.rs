@@ -11,6 +11,7 @@ mod identity;
 mod layout;
 mod preflight;
 pub mod proxy;
+mod reaping;
 pub mod resources;
 mod wall_sandbox;
 
@@ -105,6 +106,9 @@ pub struct LocalConfig {
     /// `--test-unscoped-signals`), as on a kernel before 6.12, so the attack suite shows
     /// what else keeps signals off the runner. Never set outside tests.
     pub test_unscoped_signals: bool,
+    /// The most entries the set-id sweep of the read-write folders looks at, at a start and at
+    /// a close (200,000); a sweep that stops there fails its check. Lowered by tests only.
+    pub set_id_sweep_limit: usize,
 }
 
 impl LocalConfig {
@@ -134,6 +138,7 @@ impl LocalConfig {
             limits: LimitSettings::default(),
             cgroup_support: None,
             test_unscoped_signals: false,
+            set_id_sweep_limit: set_id_sweep::MAX_ENTRIES,
         }
     }
 }
@@ -203,8 +208,13 @@ impl LocalProvider {
         self.check_grants(request)?;
         let pinned = pin_grants(request)?;
         // Set-id files left in the read-write folders (by a wall that crashed, or placed from
-        // outside) lose their bits before the wall starts; the attestation records it.
-        let swept = set_id_sweep::sweep(&request.folders);
+        // outside) lose their bits on a thread of their own while the wall is built; the
+        // attestation waits for it and records it, so it is done before any command of the
+        // session runs (only the canaries run before, and they make no set-id file).
+        let swept = {
+            let (folders, limit) = (request.folders.clone(), self.config.set_id_sweep_limit);
+            tokio::task::spawn_blocking(move || set_id_sweep::sweep(&folders, limit))
+        };
         // SAFETY-free: geteuid/getegid through the launcher's helper and std.
         let euid = paddock_wall::privileges::effective_uid();
         let egid = std::os::unix::fs::MetadataExt::gid(
@@ -223,28 +233,44 @@ impl LocalProvider {
                 sanitize(&request.session_id)
             )),
         };
+        // The walk decides the mounts, so it comes first; its inotify watches (one per folder,
+        // the larger part of its cost on a large grant) are added on a thread of their own
+        // while the wall is built, and awaited before the wall is handed out.
         let protected =
-            crate::protected::start_for(request, &self.config.quarantine_dir, true).await?;
-        progress(protected.summary());
+            crate::protected::start_unwatched_for(request, &self.config.quarantine_dir, true)
+                .await?;
+        let watching = {
+            let protected = Arc::clone(&protected);
+            tokio::task::spawn_blocking(move || protected.add_watches())
+        };
         progress(format!(
             "building the local wall in {}",
             dirs.root.display()
         ));
         let found = StartChecks {
             pinned: &pinned,
-            swept: &swept,
+            swept,
             protected,
         };
-        match self
+        let built = self
             .build(request, found, &preflight, identity, &dirs)
-            .await
-        {
-            Ok(sandbox) => Ok(sandbox),
+            .await;
+        let watched = watching.await;
+        let sandbox = match built {
+            Ok(sandbox) => sandbox,
             Err(e) => {
                 let _ = remove_sandbox_folder(&dirs.root);
-                Err(e)
+                return Err(e);
             }
+        };
+        if let Err(e) = watched {
+            let _ = sandbox.close().await;
+            return Err(ProviderError::Unavailable {
+                reason: format!("watching the granted folders failed: {e}"),
+            });
         }
+        progress(sandbox.protected.summary());
+        Ok(sandbox)
     }
 
     /// Closes `old` and starts a wall for `request` (a session whose folders changed):
@@ -280,13 +306,28 @@ impl LocalProvider {
         Ok(())
     }
 
-    fn prepare_dirs(&self, dirs: &HostDirs, identity: &Identity) -> Result<String, ProviderError> {
+    /// Creates the wall's folders and its sentinel (returned); the folder is this process's
+    /// (see [`reaping::OwnWall`]) from before it exists, and records its session for the
+    /// orphan reaping of other processes.
+    fn prepare_dirs(
+        &self,
+        dirs: &HostDirs,
+        identity: &Identity,
+        session_id: &str,
+    ) -> Result<(String, reaping::OwnWall), ProviderError> {
         let io = |what: &str, e| ProviderError::io(format!("{what} {}", dirs.root.display()), e);
         std::fs::create_dir_all(&self.config.state_dir)
             .map_err(|e| io("creating the state folder for", e))?;
+        let own = reaping::OwnWall::register(&dirs.root);
         std::fs::create_dir(&dirs.root).map_err(|e| io("creating", e))?;
         std::fs::set_permissions(&dirs.root, std::fs::Permissions::from_mode(0o700))
             .map_err(|e| io("protecting", e))?;
+        // Written by the host before the folder is handed over; never mounted inside.
+        std::fs::write(
+            dirs.root.join(reaping::OWNER_FILE),
+            format!("{session_id}\n"),
+        )
+        .map_err(|e| io("recording the session of", e))?;
         identity.hand_over(&dirs.root)?;
         for dir in [
             dirs.home(),
@@ -304,7 +345,7 @@ impl LocalProvider {
         }
         let secret = format!("paddock-sentinel-{:016x}", random_u64());
         std::fs::write(dirs.sentinel(), &secret).map_err(|e| io("writing the sentinel in", e))?;
-        Ok(secret)
+        Ok((secret, own))
     }
 
     async fn build(
@@ -321,7 +362,7 @@ impl LocalProvider {
             protected,
         } = found;
         let c = &self.config;
-        let secret = self.prepare_dirs(dirs, &identity)?;
+        let (secret, own_wall) = self.prepare_dirs(dirs, &identity, &request.session_id)?;
         let bridge_token = BridgeToken::generate()
             .map_err(|e| ProviderError::io("drawing the wall's bridge token", e))?;
         let machine = MachineSize::this_machine()
@@ -594,7 +635,9 @@ impl LocalProvider {
             proxy_stats,
             stop_proxy,
             folders: request.folders.clone(),
+            set_id_sweep_limit: self.config.set_id_sweep_limit,
             protected,
+            _own_wall: own_wall,
         };
         let attested = canaries::attest(
             &sandbox.connection,
@@ -612,6 +655,13 @@ impl LocalProvider {
             },
         )
         .await;
+        let swept = swept.await.unwrap_or_else(|e| SetIdSweep {
+            failed: vec![(
+                PathBuf::from(&request.cwd),
+                format!("the sweep of the read-write folders did not finish: {e}"),
+            )],
+            ..SetIdSweep::default()
+        });
         match attested.and_then(|a| crate::attestation::add_canary(a, swept.canary())) {
             Ok(mut attestation) => {
                 proxy_guard.disarm();
@@ -631,7 +681,8 @@ impl LocalProvider {
 /// them, the protected files to mount read-only and watch.
 struct StartChecks<'a> {
     pinned: &'a [PinnedGrant],
-    swept: &'a SetIdSweep,
+    /// The sweep, running on a thread of its own while the wall is built.
+    swept: tokio::task::JoinHandle<SetIdSweep>,
     protected: Arc<ProtectedFiles>,
 }
 
@@ -691,44 +742,43 @@ impl SandboxProvider for LocalProvider {
         Ok(sandbox)
     }
 
-    /// Removes wall folders and cgroups left by Paddock processes that no longer run. A
-    /// wall's folder is named after the process that built it (`wall-<pid>-…`), and its
-    /// bubblewrap tree dies with that process (`--die-with-parent`): the owner check is that
-    /// process being alive, so a live process's walls (whatever their session) are never
-    /// touched.
+    /// Removes the walls (folder and cgroup) whose session no live process runs, as the
+    /// host's session leases say (`owners`), except this process's own. The pid in a wall's
+    /// name is not asked (see `reaping`): a live Paddock in another PID namespace sharing the
+    /// state folder keeps its walls, and a dead one's are reaped even when its pid was given
+    /// to another process.
     async fn reap_orphans(
         &self,
-        _owners: &dyn crate::sandbox::SessionOwners,
+        owners: &dyn crate::sandbox::SessionOwners,
     ) -> Result<Vec<String>, ProviderError> {
+        let census = reaping::census(&self.config.state_dir, owners);
         let support = self.cgroup_support();
-        let mut reaped =
-            tokio::task::spawn_blocking(move || resources::cgroup::reap_orphans(&support))
+        let mut reaped = Vec::new();
+        for (name, path) in census.orphans {
+            let cgroup = format!("paddock-{name}");
+            let removed = {
+                let (support, name) = (support.clone(), cgroup.clone());
+                tokio::task::spawn_blocking(move || {
+                    resources::cgroup::remove_named(&support, &name)
+                })
                 .await
-                .unwrap_or_default();
-        let mut walls_running = false;
-        let Ok(entries) = std::fs::read_dir(&self.config.state_dir) else {
-            return Ok(reaped);
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let Some(pid) = name
-                .strip_prefix("wall-")
-                .and_then(|r| r.split('-').next())
-                .and_then(|p| p.parse::<u32>().ok())
-            else {
-                continue;
+                .unwrap_or_else(|e| Err(format!("removing {cgroup}: {e}")))
             };
-            if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
-                remove_sandbox_folder(&entry.path()).map_err(|e| {
-                    ProviderError::io(format!("removing {}", entry.path().display()), e)
-                })?;
-                reaped.push(name);
-            } else {
-                walls_running = true;
+            match removed {
+                Ok(true) => reaped.push(cgroup),
+                Ok(false) => {}
+                // The folder stays as the record of whose cgroup it is: tried again next time.
+                Err(reason) => {
+                    tracing::warn!("reaping {name}: {reason}");
+                    continue;
+                }
             }
+            remove_sandbox_folder(&path)
+                .map_err(|e| ProviderError::io(format!("removing {}", path.display()), e))?;
+            reaped.push(name);
         }
         // Older copies of the synthesized /etc, once no wall can still mount them.
-        if !walls_running {
+        if !census.walls_kept {
             reaped.extend(etc::reap_old(&self.config.state_dir.join(ETC_CACHE)));
         }
         Ok(reaped)

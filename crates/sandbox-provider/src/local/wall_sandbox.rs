@@ -40,7 +40,11 @@ pub struct LocalSandbox {
     pub(crate) stop_proxy: CancellationToken,
     /// The session's folders, swept for set-id files at close.
     pub(crate) folders: Vec<protocol::FolderGrant>,
+    /// The most entries that sweep looks at ([`super::LocalConfig::set_id_sweep_limit`]).
+    pub(crate) set_id_sweep_limit: usize,
     pub(crate) protected: Arc<ProtectedFiles>,
+    /// Keeps this process's orphan reaping off the wall until it is dropped.
+    pub(crate) _own_wall: crate::local::reaping::OwnWall,
 }
 
 impl std::fmt::Debug for LocalSandbox {
@@ -191,7 +195,14 @@ impl Sandbox for LocalSandbox {
         };
         // After the cgroup is gone, so nothing of the sandbox still runs.
         let checks = if first_close {
-            vec![crate::set_id_sweep::sweep_at_close(&self.id, &self.folders).canary()]
+            vec![
+                crate::set_id_sweep::sweep_at_close(
+                    &self.id,
+                    &self.folders,
+                    self.set_id_sweep_limit,
+                )
+                .canary(),
+            ]
         } else {
             Vec::new()
         };

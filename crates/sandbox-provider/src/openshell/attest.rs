@@ -16,6 +16,7 @@
 //! | `proxy_refuses_unlisted_host` | the sandbox proxy answers 403 for a host no rule names |
 //! | `no_new_privs` | `NoNewPrivs: 1` |
 //! | `seccomp_filter` | `Seccomp: 2` |
+//! | `runner_socket_fixed` | a command cannot make a file in the runner's socket folder, so it cannot move the socket away and answer the host's next attach in the runner's place |
 //!
 //! The canaries it shares with the local wall are judged in `crate::canaries`; the folder and
 //! private-home verification, the probes (for the image's tools) and the script's framing are
@@ -33,7 +34,8 @@ use crate::canaries::{
     CANARY_HOST, CANARY_PORT, Observations, ProcStatus, canary, entries_below, home_absent,
     no_new_privs, outside_read_refused, outside_write_refused, parse, probe,
     proxy_refuses_unlisted_host, read_only_grant_refuses_write, read_only_write_probes, run_script,
-    script, seccomp_filter, sh_quote, system_write_probes,
+    runner_socket_fixed, script, seccomp_filter, sh_quote, socket_folder_probe,
+    system_write_probes,
 };
 use crate::error::ProviderError;
 use crate::grant_pins::PinnedMount;
@@ -430,6 +432,7 @@ fn probes(input: &AttestInput<'_>) -> Vec<(String, String)> {
         ),
     ]);
     probes.extend(read_only_write_probes(input.request, input.runner_dir));
+    probes.push(socket_folder_probe(sandbox_policy::RUNNER_SOCKET_DIR));
     probes
 }
 
@@ -461,6 +464,7 @@ fn judge(input: &AttestInput<'_>, obs: &Observations) -> Vec<CanaryResult> {
         proxy_refuses_unlisted_host(obs),
         no_new_privs(&status),
         seccomp_filter(&status),
+        runner_socket_fixed(obs),
     ]
 }
 

@@ -58,6 +58,7 @@ fn probes_cover_system_folders_and_read_only_grants() {
             "proxy",
             "status",
             "write_ro_0",
+            "socket_folder",
         ]
     );
     // Without a read-only grant the read-only runner folder stands in, quoted.
@@ -81,8 +82,11 @@ fn sound_sandbox() -> Vec<(&'static str, i64, &'static str)> {
         ("proxy", 0, "HTTP/1.1 403 Forbidden"),
         ("status", 0, "NoNewPrivs:\t1\nSeccomp:\t2"),
         ("write_ro_0", 1, READ_ONLY),
+        ("socket_folder", 1, SOCKET_DENIED),
     ]
 }
+
+const SOCKET_DENIED: &str = "bash: line 1: /run/paddock/.paddock-canary: Permission denied";
 
 #[test]
 fn a_sound_sandbox_passes_every_canary_with_its_reasons() {
@@ -102,6 +106,10 @@ fn a_sound_sandbox_passes_every_canary_with_its_reasons() {
             ),
             "no_new_privs pass NoNewPrivs: 1".to_owned(),
             "seccomp_filter pass Seccomp: 2".to_owned(),
+            format!(
+                "runner_socket_fixed pass a command making a file in the runner's socket \
+                 folder: exit 1 ({SOCKET_DENIED})"
+            ),
         ]
     );
 }
@@ -118,6 +126,7 @@ fn every_hole_fails_its_canary_and_says_what_was_seen() {
         ("proxy", 2, "no HTTPS_PROXY"),
         ("status", 0, "NoNewPrivs:\t0\nSeccomp:\t0"),
         ("write_ro_0", 0, ""),
+        ("socket_folder", 0, "created"),
     ];
     assert_eq!(
         judged(&input(&request, None), &holes),
@@ -132,6 +141,9 @@ fn every_hole_fails_its_canary_and_says_what_was_seen() {
             ),
             "no_new_privs FAIL NoNewPrivs: 0".to_owned(),
             "seccomp_filter FAIL Seccomp: 0".to_owned(),
+            "runner_socket_fixed FAIL a command making a file in the runner's socket folder: \
+             exit 0 (created)"
+                .to_owned(),
         ]
     );
 }
@@ -150,6 +162,7 @@ fn a_script_that_reported_nothing_fails_every_canary() {
             format!("proxy_refuses_unlisted_host FAIL {silent}"),
             "no_new_privs FAIL NoNewPrivs: ".to_owned(),
             "seccomp_filter FAIL Seccomp: ".to_owned(),
+            format!("runner_socket_fixed FAIL {silent}"),
         ]
     );
 }

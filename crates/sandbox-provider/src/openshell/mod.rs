@@ -353,7 +353,7 @@ impl OpenShellProvider {
             .iter()
             .map(|p| (p.grant.path.clone(), p.identity()))
             .collect();
-        let swept = crate::set_id_sweep::sweep(&request.folders);
+        let swept = crate::set_id_sweep::sweep(&request.folders, crate::set_id_sweep::MAX_ENTRIES);
         let entries = credentials::enabled_entries(
             &self.credentials,
             &request.credentials,
@@ -542,6 +542,7 @@ impl OpenShellProvider {
             policy_yaml: rendered.policy_yaml.clone(),
             providers,
             keep,
+            runner: connection.hello().clone(),
             connection: tokio::sync::Mutex::new(Some(Arc::new(connection))),
             reported: Default::default(),
             closed: AtomicBool::new(false),

@@ -12,7 +12,7 @@ use openshell_proto::v1::{DeleteProviderRequest, SandboxPhase};
 use protocol::{Attestation, DraftedRule, NetworkDenial};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use tool_protocol::{ToolRequest, ToolResult};
+use tool_protocol::{Hello, ToolRequest, ToolResult};
 
 use super::gateway::{Gateway, phase_of, time_ms};
 use super::ocsf;
@@ -88,6 +88,36 @@ pub(crate) async fn attach_with_retries(
     ))
 }
 
+/// Refuses, on a re-attach, a runner other than the one the session attested: another
+/// process, another build, or other folders. (The runner's socket folder is not writable by
+/// its commands, so the path leads to that runner; this catches a runner that was restarted
+/// or replaced by other means, never a forger who copied the first hello, whom the fixed
+/// folder stops.)
+pub(crate) fn same_runner(attested: &Hello, next: &Hello) -> Result<(), String> {
+    let mut differs = Vec::new();
+    if next.pid != attested.pid {
+        differs.push(format!("process {} (was {})", next.pid, attested.pid));
+    }
+    if next.build_id != attested.build_id {
+        differs.push(format!(
+            "build {} (was {})",
+            next.build_id, attested.build_id
+        ));
+    }
+    if next.roots != attested.roots || next.cwd != attested.cwd {
+        differs.push("other folders".to_owned());
+    }
+    if differs.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the runner answering the re-attach is not the one this session attested ({}); \
+             it is refused: close the session and start it again",
+            differs.join(", ")
+        ))
+    }
+}
+
 /// A rule OpenShell drafted from denied connections, waiting for the user.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PendingRule {
@@ -130,6 +160,8 @@ pub struct OpenShellSandbox {
     pub(crate) providers: Vec<DeleteProviderRequest>,
     pub(crate) keep: bool,
     pub(crate) connection: tokio::sync::Mutex<Option<Arc<RunnerConnection>>>,
+    /// The hello of the runner the session attested: a re-attach must reach the same one.
+    pub(crate) runner: Hello,
     pub(crate) reported: Mutex<HashSet<(i64, String)>>,
     pub(crate) protected: Arc<crate::protected::ProtectedFiles>,
     pub(crate) closed: AtomicBool,
@@ -204,6 +236,11 @@ impl OpenShellSandbox {
         tracing::info!(sandbox = %self.name, "re-attaching to the runner");
         let connection =
             Arc::new(attach_with_retries(&self.gateway, &self.name, &self.attach_argv).await?);
+        if let Err(why) = same_runner(&self.runner, connection.hello()) {
+            connection.shutdown(Duration::ZERO).await;
+            tracing::warn!(sandbox = %self.name, "{why}");
+            return Err(why);
+        }
         *slot = Some(connection.clone());
         Ok(connection)
     }
@@ -474,7 +511,12 @@ impl Sandbox for OpenShellSandbox {
         }
         let closed = ClosedSandbox {
             checks: vec![
-                crate::set_id_sweep::sweep_at_close(&self.name, &self.request.folders).canary(),
+                crate::set_id_sweep::sweep_at_close(
+                    &self.name,
+                    &self.request.folders,
+                    crate::set_id_sweep::MAX_ENTRIES,
+                )
+                .canary(),
             ],
         };
         // Dropping the stream closes the attach command's stdin; the runner keeps serving.
@@ -492,5 +534,47 @@ impl Sandbox for OpenShellSandbox {
             return Ok(closed);
         }
         self.delete().await.map(|()| closed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tool_protocol::{Root, RootMode};
+
+    fn hello() -> Hello {
+        Hello {
+            protocol: tool_protocol::PROTOCOL_VERSION,
+            build_id: "crc32c:0123abcd".into(),
+            roots: vec![Root {
+                path: "/work/p".into(),
+                mode: RootMode::ReadWrite,
+            }],
+            cwd: "/work/p".into(),
+            pid: 7,
+        }
+    }
+
+    #[test]
+    fn a_re_attach_must_reach_the_attested_runner() {
+        assert_eq!(same_runner(&hello(), &hello()), Ok(()));
+        let other_process = Hello { pid: 8, ..hello() };
+        let err = same_runner(&hello(), &other_process).unwrap_err();
+        assert!(err.contains("process 8 (was 7)"), "{err}");
+        let other_build = Hello {
+            build_id: "crc32c:ffffffff".into(),
+            ..hello()
+        };
+        let err = same_runner(&hello(), &other_build).unwrap_err();
+        assert!(err.contains("build crc32c:ffffffff"), "{err}");
+        let other_folders = Hello {
+            cwd: "/".into(),
+            ..hello()
+        };
+        let err = same_runner(&hello(), &other_folders).unwrap_err();
+        assert!(
+            err.contains("other folders") && err.contains("refused"),
+            "{err}"
+        );
     }
 }

@@ -92,6 +92,24 @@ pub async fn start_for(
     quarantine_root: &Path,
     walled: bool,
 ) -> Result<Arc<ProtectedFiles>, crate::ProviderError> {
+    let files = start_unwatched_for(request, quarantine_root, walled).await?;
+    let watching = Arc::clone(&files);
+    tokio::task::spawn_blocking(move || watching.add_watches())
+        .await
+        .map_err(|e| crate::ProviderError::Unavailable {
+            reason: format!("watching the granted folders failed: {e}"),
+        })?;
+    Ok(files)
+}
+
+/// [`start_for`] without the inotify watches: the caller adds them
+/// ([`ProtectedFiles::add_watches`]) before the session's first command, e.g. while its wall
+/// is built (watching every folder of a large grant costs tens of milliseconds).
+pub async fn start_unwatched_for(
+    request: &SandboxRequest,
+    quarantine_root: &Path,
+    walled: bool,
+) -> Result<Arc<ProtectedFiles>, crate::ProviderError> {
     let list = ProtectedList::builtin().map_err(|e| crate::ProviderError::Unavailable {
         reason: format!("the protected list does not load: {e}"),
     })?;
@@ -118,7 +136,7 @@ pub async fn start_for(
     let quarantine = quarantine_root.join(session);
     let request = request.clone();
     tokio::task::spawn_blocking(move || {
-        Arc::new(ProtectedFiles::start(
+        Arc::new(ProtectedFiles::start_unwatched(
             Arc::new(list),
             &request,
             quarantine,
@@ -235,6 +253,19 @@ impl ProtectedFiles {
         quarantine: PathBuf,
         walled: bool,
     ) -> Self {
+        let files = Self::start_unwatched(list, request, quarantine, walled);
+        files.add_watches();
+        files
+    }
+
+    /// [`Self::start`] without the watches, which [`Self::add_watches`] adds. No sweep may run
+    /// before (it would take the missing watcher for a degraded one and walk everything).
+    pub fn start_unwatched(
+        list: Arc<ProtectedList>,
+        request: &SandboxRequest,
+        quarantine: PathBuf,
+        walled: bool,
+    ) -> Self {
         let grants = |access| {
             request
                 .folders
@@ -260,10 +291,6 @@ impl ProtectedFiles {
                 baseline.listings.insert(path.clone(), listing(path));
             }
         }
-        let watcher = Watcher::new().ok().map(|mut watcher| {
-            watch_all(&mut watcher, &baseline, &mounted);
-            watcher
-        });
         let mut preimages = BTreeMap::new();
         keep_preimages(&baseline, &mounted, &mut preimages);
         Self {
@@ -272,10 +299,27 @@ impl ProtectedFiles {
             mounted,
             state: Mutex::new(State {
                 baseline,
-                watcher,
+                watcher: None,
                 preimages,
             }),
         }
+    }
+
+    /// Watches (inotify) every folder the start walked and every protected path not mounted.
+    /// The state is locked only to read what to watch and to store the watcher, so the wall's
+    /// build can read the mounts meanwhile. Blocking I/O.
+    pub fn add_watches(&self) {
+        let (folders, files) = watch_targets(&self.state().baseline, &self.mounted);
+        let watcher = Watcher::new().ok().map(|mut watcher| {
+            for folder in &folders {
+                watcher.watch(folder);
+            }
+            for file in &files {
+                watcher.watch_file(file);
+            }
+            watcher
+        });
+        self.state().watcher = watcher;
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -675,24 +719,34 @@ fn new_entries(folder: &Path, known: Option<&BTreeSet<String>>) -> Vec<(String, 
 }
 
 fn watch_all(watcher: &mut Watcher, snapshot: &Snapshot, mounted: &[PathBuf]) {
-    for folder in snapshot.folders.keys() {
+    let (folders, files) = watch_targets(snapshot, mounted);
+    for folder in &folders {
         watcher.watch(folder);
     }
-    for git_dir in snapshot.git_dirs.values() {
-        for folder in &git_dir.watched {
-            watcher.watch(folder);
-        }
+    for file in &files {
+        watcher.watch_file(file);
     }
+}
+
+/// What a snapshot's watcher watches: every folder walked (and each git directory's watched
+/// folders), and the protected paths not mounted (folders, then files).
+fn watch_targets(snapshot: &Snapshot, mounted: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut folders: Vec<PathBuf> = snapshot.folders.keys().cloned().collect();
+    for git_dir in snapshot.git_dirs.values() {
+        folders.extend(git_dir.watched.iter().cloned());
+    }
+    let mut files = Vec::new();
     for (path, hit) in &snapshot.hits {
         if mounted.iter().any(|m| path.starts_with(m)) {
             continue;
         }
         if hit.identity.is_dir() {
-            watcher.watch(path);
+            folders.push(path.clone());
         } else if hit.identity.is_file() {
-            watcher.watch_file(path);
+            files.push(path.clone());
         }
     }
+    (folders, files)
 }
 
 #[cfg(test)]

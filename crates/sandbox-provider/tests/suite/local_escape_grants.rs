@@ -194,7 +194,10 @@ async fn a_folder_above_the_grant_replaced_by_a_link_is_refused() {
 
 /// Flips `work` between the granted folder and a link to the never-granted sibling (an atomic
 /// exchange of two names) while walls start: every wall that starts must show the granted
-/// folder (its marker file), never the sibling's secret.
+/// folder (its marker file), never the sibling's secret. Every fifth state is held 150 ms
+/// (longer than a start; the folder and the link in turn) and the others 0.5 to 2 ms, and the
+/// starts are spread out, so some see one state throughout and others a swap in the middle:
+/// some walls must start (30 refusals would prove nothing about what a started wall mounts).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_swap_racing_the_start_never_wins() {
     let w = world();
@@ -224,6 +227,12 @@ async fn a_swap_racing_the_start_never_wins() {
                 };
                 assert_eq!(rc, 0, "{}", std::io::Error::last_os_error());
                 flips += 1;
+                let hold = if flips.is_multiple_of(5) {
+                    150_000
+                } else {
+                    (flips % 5) * 500
+                };
+                std::thread::sleep(std::time::Duration::from_micros(hold));
             }
             flips
         })
@@ -254,11 +263,14 @@ async fn a_swap_racing_the_start_never_wins() {
                 refused += 1;
             }
         }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     stop.store(true, Ordering::Relaxed);
     let flips = flipper.join().unwrap();
     assert!(flips > 30, "the swapper did not run ({flips} flips)");
     assert_eq!(started + refused, 30);
+    // Walls that never started prove nothing about what a started one mounts.
+    assert!(started > 0, "no wall started ({refused} refused)");
     assert!(
         leaked.is_empty(),
         "{} of {started} walls showed the sibling ({refused} refused): {leaked:?}",

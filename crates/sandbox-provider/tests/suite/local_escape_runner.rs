@@ -13,11 +13,12 @@ use crate::support;
 
 use sandbox_provider::Sandbox;
 use support::*;
+use test_support::hostile::launch_forger;
 
 /// Runs a python attack against the runner (its pid is `$PPID` of the bash that runs it);
 /// the script prints `ESCAPED …` when an attack worked and `refused …` otherwise.
 async fn attack(sandbox: &dyn Sandbox, name: &str, script: &str) -> String {
-    let command = format!("python3 - \"$PPID\" <<'PY'\n{PRELUDE}\n{script}\nPY");
+    let command = format!("python3 - \"$PPID\" <<'PY'\n{}\n{script}\nPY", prelude());
     let r = bash(sandbox, &command).await;
     let out = format!("{}{}", stdout(&r), stderr(&r));
     assert!(
@@ -31,16 +32,29 @@ async fn attack(sandbox: &dyn Sandbox, name: &str, script: &str) -> String {
     out
 }
 
-const PRELUDE: &str = r#"
+/// The attack scripts' shared start: `call(nr, *args)` and the system-call numbers of the
+/// architecture the tests run on, taken from libc (python's `os` has no pidfd or tkill calls).
+fn prelude() -> String {
+    format!(
+        r#"
 import ctypes, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 runner = int(sys.argv[1])
 def call(nr, *args):
     rc = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(a) for a in args])
     return rc, ctypes.get_errno()
-NR = {"pidfd_open": 434, "pidfd_getfd": 438, "pidfd_send_signal": 424, "kill": 62,
-      "tkill": 200, "tgkill": 234, "rt_sigqueueinfo": 129}
-"#;
+NR = {{"pidfd_open": {}, "pidfd_getfd": {}, "pidfd_send_signal": {}, "kill": {},
+      "tkill": {}, "tgkill": {}, "rt_sigqueueinfo": {}}}
+"#,
+        libc::SYS_pidfd_open,
+        libc::SYS_pidfd_getfd,
+        libc::SYS_pidfd_send_signal,
+        libc::SYS_kill,
+        libc::SYS_tkill,
+        libc::SYS_tgkill,
+        libc::SYS_rt_sigqueueinfo,
+    )
+}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_runner_s_descriptors_memory_and_environment_are_closed() {
@@ -259,5 +273,29 @@ async fn the_runner_is_the_namespace_s_first_process_and_reaps_what_commands_lea
     .await;
     let out = stdout(&r);
     assert!(out.starts_with("zombies 0 "), "{out}{}", stderr(&r));
+    s.close().await.unwrap();
+}
+
+/// The runner's socket folder is not the commands' to change: a command that moves the
+/// socket away (or removes it) and listens at its path in the runner's place is refused each
+/// step (the host keeps its one connection to the runner on this wall, but OpenShell's host
+/// attaches anew by path after a lost stream: `openshell_runner.rs`).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_cannot_take_the_runner_s_socket() {
+    let w = world();
+    let s = w.start().await;
+    let s = s.as_ref();
+    let log = w.work().join("forger.log").display().to_string();
+    let r = bash(s, &launch_forger(&log, "/run/paddock/runner/runner.sock")).await;
+    let said = format!("{}{}", stdout(&r), stderr(&r));
+    assert!(
+        said.contains("copied hello"),
+        "the forger did not run: {said}"
+    );
+    for refused in ["refused rename", "refused unlink", "refused bind"] {
+        assert!(said.contains(refused), "{refused} missing: {said}");
+    }
+    let r = bash(s, "echo still-here").await;
+    assert_eq!(stdout(&r), "still-here\n");
     s.close().await.unwrap();
 }

@@ -14,7 +14,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
-use sandbox_provider::Sandbox;
+use protocol::{FolderAccess, FolderGrant};
+use sandbox_provider::{Sandbox, SandboxRequest};
 use support::*;
 
 fn q(path: &Path) -> String {
@@ -40,6 +41,79 @@ impl Drop for EtcFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
     }
+}
+
+/// A root-only folder (0700) in the host's `/etc` holding a file others could read, removed
+/// whole when dropped.
+struct EtcFolder(PathBuf);
+
+impl EtcFolder {
+    fn plant(name: &str, text: &str) -> Self {
+        let path = PathBuf::from("/etc").join(name);
+        std::fs::create_dir(&path).unwrap();
+        std::fs::write(path.join("inside.pem"), text).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700)).unwrap();
+        Self(path)
+    }
+}
+
+impl Drop for EtcFolder {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Running as root on root's folders, the sandbox's processes are host uid 0 (1000 inside):
+/// a root-only file inside a folder `/etc` shows (`ssl/certs`), or a root-only folder there,
+/// would be theirs to read in a copy that kept modes. Neither is copied.
+#[tokio::test(flavor = "multi_thread")]
+async fn root_only_entries_inside_an_allowed_etc_folder_are_absent() {
+    let name = format!("paddock-root-only-{}", std::process::id());
+    let file = EtcFile::plant(&format!("ssl/certs/{name}"), "ROOT-ONLY-SECRET\n");
+    let folder = EtcFolder::plant(&format!("ssl/certs/{name}.d"), "ROOT-ONLY-SECRET\n");
+    let w = world();
+    let s = w.start().await;
+    let r = bash(
+        s.as_ref(),
+        &format!(
+            "echo owner $(id -u) $(stat -c %u /usr); \
+             cat /etc/ssl/certs/{name} /etc/ssl/certs/{name}.d/inside.pem; \
+             ls /etc/ssl/certs | grep -c . ; ls -d /etc/ssl/certs/{name}*"
+        ),
+    )
+    .await;
+    s.close().await.unwrap();
+    drop((file, folder));
+    let out = format!("{}{}", stdout(&r), stderr(&r));
+    // The sandbox's processes are host root (seen as 1000 inside): root's files are theirs.
+    let seen = stdout(&r);
+    let owner: Vec<&str> = seen
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert!(
+        owner.len() == 3 && owner[1] == owner[2],
+        "the sandbox must own root's files for this attack: {out}"
+    );
+    assert!(!out.contains("ROOT-ONLY-SECRET"), "{out}");
+    for path in [
+        format!("/etc/ssl/certs/{name}:"),
+        format!("/etc/ssl/certs/{name}.d/inside.pem:"),
+    ] {
+        assert!(
+            out.contains(&format!("{path} No such file")),
+            "{path} is there: {out}"
+        );
+    }
+    // The rest of the folder is there: the certificates others may read.
+    let listed: usize = stdout(&r)
+        .lines()
+        .nth(1)
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0);
+    assert!(listed > 10, "the certificates are missing: {out}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -183,36 +257,180 @@ async fn no_set_id_file_outlives_the_sandbox() {
     );
 }
 
+/// Every system call that can set a set-id bit, each with a plain mode (which must work) and a
+/// set-id mode (refused with `EPERM`; `openat2` answers `ENOSYS`): `open`, `openat` and `creat`
+/// creating, `O_TMPFILE` then `linkat`, `mknod`, `mknodat`, `mkdir`, `mkdirat`, `chmod`,
+/// `fchmod`, `fchmodat`, `fchmodat2`. No set-id file is left in the grant.
+#[tokio::test(flavor = "multi_thread")]
+async fn every_call_that_sets_a_set_id_bit_is_refused() {
+    let w = world();
+    let s = w.start().await;
+    let dir = w.work().join("attempts");
+    std::fs::create_dir(&dir).unwrap();
+    let r = bash(
+        s.as_ref(),
+        &test_support::hostile::set_id_attacks(&dir.display().to_string()),
+    )
+    .await;
+    s.close().await.unwrap();
+    let out = format!("{}{}", stdout(&r), stderr(&r));
+    assert!(!out.contains("ESCAPED"), "{out}");
+    assert!(!out.contains("BROKEN"), "{out}");
+    let checked: usize = out
+        .lines()
+        .find_map(|l| l.strip_prefix("checked "))
+        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("the attacks did not finish: {out}"));
+    assert!(checked >= 20, "only {checked} calls tried: {out}");
+    assert_eq!(set_id_files(&w.work()), Vec::<String>::new(), "{out}");
+}
+
+/// A grant larger than the set-id sweep looks at is not reported clean: the start's sweep
+/// stops at its limit (lowered here from 200,000 to 10 entries), its check fails, and the
+/// session is refused saying why; a grant within the limit starts.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_set_id_sweep_cut_off_at_its_limit_refuses_the_start() {
+    let w = world_with(WorldOptions {
+        set_id_sweep_limit: Some(10),
+        ..WorldOptions::default()
+    });
+    for i in 0..5 {
+        std::fs::write(w.work().join(format!("f{i}")), "").unwrap();
+    }
+    let s = w.start().await;
+    s.close().await.unwrap();
+    std::fs::create_dir(w.work().join("more")).unwrap();
+    for i in 0..20 {
+        std::fs::write(w.work().join(format!("more/f{i}")), "").unwrap();
+    }
+    let refused = match w.provider.start_local(&w.request(&[]), &|_| {}).await {
+        Ok(_) => panic!("a grant the sweep could not finish was reported clean"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        refused.contains("set_id_files_stripped") && refused.contains("stopped after 10 entries"),
+        "{refused}"
+    );
+}
+
+/// Files below `dir` (following no link) with a set-uid or set-gid bit.
+fn set_id_files(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let meta = std::fs::symlink_metadata(&path).unwrap();
+        if meta.is_dir() {
+            found.extend(set_id_files(&path));
+        } else if meta.permissions().mode() & 0o6000 != 0 {
+            found.push(format!(
+                "{} {:o}",
+                path.display(),
+                meta.permissions().mode()
+            ));
+        }
+    }
+    found
+}
+
+/// A folder of this test's under `base` on the host, made with `base` when it is missing;
+/// removed when dropped (with `base`'s missing ancestors, if the test made them).
+struct HostFolder {
+    dir: Option<tempfile::TempDir>,
+    made: Option<PathBuf>,
+}
+
+impl HostFolder {
+    fn under(base: &Path) -> Self {
+        let made = base
+            .ancestors()
+            .take_while(|a| !a.exists())
+            .last()
+            .map(Path::to_path_buf);
+        std::fs::create_dir_all(base).unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix("paddock-skeleton-")
+            .tempdir_in(base)
+            .unwrap();
+        Self {
+            dir: Some(dir),
+            made,
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.as_ref().unwrap().path()
+    }
+}
+
+impl Drop for HostFolder {
+    fn drop(&mut self) {
+        drop(self.dir.take());
+        if let Some(made) = &self.made {
+            let _ = std::fs::remove_dir_all(made);
+        }
+    }
+}
+
+/// Grants two folders deep in the wall's own writable folders, `/tmp` and the wall's home
+/// (`/home/paddock` inside), whatever `$TMPDIR` says: the folders above them are the wall's
+/// skeleton, which a command can neither move, empty nor add to.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_skeleton_above_the_grants_cannot_be_moved() {
     let w = world();
-    let s = w.start().await;
-    // The test's folders lie under /tmp (the wall's own /tmp inside): the folder above the
-    // grants is the wall's skeleton.
-    let top = w.root.path();
-    assert!(
-        top.starts_with("/tmp"),
-        "the test needs its folders under /tmp"
-    );
-    let r = bash(
-        s.as_ref(),
-        &format!(
-            "cd /; mv {top} /tmp/moved; rmdir {work}; mv {work} {top}/elsewhere; \
-             mkdir {top}/new && echo CREATED; true",
-            top = q(top),
-            work = q(&w.work())
-        ),
-    )
-    .await;
-    assert!(!stdout(&r).contains("CREATED"), "{}", stdout(&r));
+    let in_tmp = HostFolder::under(Path::new("/tmp"));
+    let in_home = HostFolder::under(Path::new(sandbox_provider::local::HOME_INSIDE));
+    let grants: Vec<(PathBuf, PathBuf)> = [&in_tmp, &in_home]
+        .iter()
+        .map(|top| {
+            let work = top.path().join("work");
+            std::fs::create_dir(&work).unwrap();
+            std::fs::write(work.join("kept.txt"), "kept\n").unwrap();
+            (top.path().to_path_buf(), work)
+        })
+        .collect();
+    let request = SandboxRequest {
+        folders: grants
+            .iter()
+            .map(|(_, work)| FolderGrant {
+                path: work.display().to_string(),
+                access: FolderAccess::ReadWrite,
+            })
+            .collect(),
+        cwd: grants[0].1.display().to_string(),
+        ..w.request(&[])
+    };
+    let s = match w.provider.start_local(&request, &|_| {}).await {
+        Ok(s) => s,
+        Err(e) => panic!("the wall did not start: {e}"),
+    };
+    for (top, work) in &grants {
+        let base = top.parent().unwrap();
+        let r = bash(
+            s.as_ref(),
+            &format!(
+                "cd /; mv {top} {moved}; rmdir {work}; mv {work} {top}/elsewhere; \
+                 mkdir {top}/new && echo CREATED; true",
+                top = q(top),
+                moved = q(&base.join("moved")),
+                work = q(work)
+            ),
+        )
+        .await;
+        assert!(!stdout(&r).contains("CREATED"), "{}", stdout(&r));
+        let r = bash(s.as_ref(), &format!("cat {}/kept.txt", q(work))).await;
+        assert_eq!(stdout(&r), "kept\n", "{}: {}", work.display(), stderr(&r));
+    }
     let r = bash(s.as_ref(), "pwd && echo still-working").await;
     assert_eq!(
         stdout(&r),
-        format!("{}\nstill-working\n", w.work().display()),
+        format!("{}\nstill-working\n", grants[0].1.display()),
         "{}",
         stderr(&r)
     );
     s.close().await.unwrap();
+    for (top, work) in &grants {
+        assert!(work.join("kept.txt").is_file(), "{} moved", top.display());
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -247,18 +247,24 @@ async fn a_cpu_hog_is_throttled_to_its_share() {
     s.close().await.unwrap();
 }
 
+/// An orphaned wall's cgroup goes with its folder, the processes left in it killed; a wall
+/// cgroup with no folder in this state folder (another state folder's wall, perhaps of a live
+/// Paddock) is left alone.
 #[tokio::test(flavor = "multi_thread")]
 async fn orphaned_cgroups_are_reaped_with_their_processes() {
     let w = small();
-    // A Paddock process that is gone: the pid of a child that has exited.
-    let mut gone = std::process::Command::new("true").spawn().unwrap();
-    let dead_pid = gone.id();
-    gone.wait().unwrap();
-    let name = format!("paddock-wall-{dead_pid}-orphan-0");
+    let state = w.provider.config().state_dir.clone();
+    // nextest runs each test in its own process: the pid keeps the names apart.
+    let unique = std::process::id();
+    let folder = format!("wall-{unique}-orphan-0");
+    std::fs::create_dir_all(state.join(&folder)).unwrap();
+    let name = format!("paddock-{folder}");
+    let foreign = format!("paddock-wall-{unique}-another-state-folder-0");
     let support = CgroupSupport::this_process();
     let limits = LimitSettings::default()
         .resolve(sandbox_provider::local::resources::MachineSize::this_machine().unwrap());
     let (orphan, _) = WallCgroup::create(&support, &name, &limits).unwrap();
+    let (kept, _) = WallCgroup::create(&support, &foreign, &limits).unwrap();
     let mut left_behind = std::process::Command::new("sleep")
         .arg("600")
         .spawn()
@@ -271,9 +277,18 @@ async fn orphaned_cgroups_are_reaped_with_their_processes() {
         .reap_orphans(&sandbox_provider::NoLiveSessions)
         .await
         .unwrap();
-    assert!(reaped.contains(&name), "{reaped:?}");
+    assert!(
+        reaped.contains(&name) && reaped.contains(&folder),
+        "{reaped:?}"
+    );
+    assert!(!state.join(&folder).exists());
     assert!(orphan.procs_files().iter().all(|p| !p.exists()));
     assert!(!left_behind.wait().unwrap().success());
+    assert!(
+        kept.procs_files().iter().all(|p| p.exists()),
+        "another state folder's wall cgroup was reaped: {reaped:?}"
+    );
+    kept.remove().unwrap();
 }
 
 /// Without a cgroup the launcher's per-process limits hold: each process's memory, and (for a

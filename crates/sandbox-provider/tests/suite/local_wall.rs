@@ -118,23 +118,52 @@ async fn a_failed_canary_refuses_the_session() {
     assert!(left.is_empty(), "a refused wall left its folder: {left:?}");
 }
 
+/// The sessions a live process runs, as the host's leases would say.
+struct Live(&'static [&'static str]);
+
+impl sandbox_provider::SessionOwners for Live {
+    fn is_live(&self, session_id: &str) -> bool {
+        self.0.contains(&session_id)
+    }
+}
+
+/// Orphans are the walls whose session no live process runs, whatever pid their folder is
+/// named after: a wall named after a pid that does not exist here (a live Paddock in another
+/// PID namespace sharing the state folder) is kept while its session is live, and one named
+/// after a live pid (this very process, standing for a dead Paddock's reused pid) is reaped
+/// when its session is not. Reaping by "is /proc/<pid> there" got both wrong.
 #[tokio::test(flavor = "multi_thread")]
-async fn orphaned_wall_folders_are_reaped() {
+async fn orphaned_wall_folders_are_reaped_by_session_never_by_pid() {
     use sandbox_provider::SandboxProvider;
     let w = world();
     let state = w.provider.config().state_dir.clone();
-    // pid 0 never names a live Paddock process.
     let orphan = state.join("wall-0-old-session-0");
     std::fs::create_dir_all(orphan.join("home/.ssh")).unwrap();
     std::fs::write(orphan.join("home/.ssh/id_ed25519"), "stale copy").unwrap();
+    let reused = state.join(format!("wall-{}-dead-session-0", std::process::id()));
+    std::fs::create_dir_all(reused.join("home")).unwrap();
+    let elsewhere = state.join("wall-0-live-elsewhere-0");
+    std::fs::create_dir_all(elsewhere.join("home")).unwrap();
+    std::fs::write(elsewhere.join("owner"), "live-elsewhere\n").unwrap();
     let live = w.start().await;
-    let reaped = w
+    let mut reaped = w
         .provider
-        .reap_orphans(&sandbox_provider::NoLiveSessions)
+        .reap_orphans(&Live(&["live-elsewhere"]))
         .await
         .unwrap();
-    assert_eq!(reaped, ["wall-0-old-session-0"]);
-    assert!(!orphan.exists());
-    assert!(live.host_dir().exists(), "a live wall was reaped");
+    reaped.sort();
+    let reused_name = reused.file_name().unwrap().to_str().unwrap().to_owned();
+    assert_eq!(reaped, ["wall-0-old-session-0", reused_name.as_str()]);
+    assert!(!orphan.exists() && !reused.exists());
+    assert!(elsewhere.exists(), "a live session's wall was reaped");
+    assert!(
+        live.host_dir().exists(),
+        "this process's own wall was reaped"
+    );
+    // The owner record names the session, and nothing inside can reach it.
+    assert_eq!(
+        std::fs::read_to_string(live.host_dir().join("owner")).unwrap(),
+        format!("{}\n", w.request(&[]).session_id)
+    );
     live.close().await.unwrap();
 }

@@ -29,6 +29,7 @@ mod openshell_lifecycle;
 mod openshell_network;
 mod openshell_protected;
 mod openshell_refusals;
+mod openshell_runner;
 mod openshell_support;
 mod proxy_accept;
 mod runner_connection;

@@ -1,5 +1,8 @@
 //! `attach`: relays stdin to a serving runner's socket and the socket to stdout. Each
-//! OpenShell exec stream runs one; when the stream is cut, only this relay dies.
+//! OpenShell exec stream runs one; when the stream is cut, only this relay dies. The socket is
+//! reached by its path, which only the runner can have bound: its commands cannot change the
+//! socket's folder (`serve --writable`), and the host refuses a re-attach that reaches another
+//! runner than the one it attested.
 
 use std::io::{self, Read, Write};
 use std::net::Shutdown;
@@ -9,6 +12,10 @@ use std::thread;
 use super::{ModeError, std_streams};
 
 pub fn attach(socket: &str) -> Result<(), ModeError> {
+    // Not dumpable, like the runner: a command of the same user cannot read or write the
+    // relay's memory or take its descriptors, and so cannot alter what it relays.
+    tool_runner::sys::set_not_dumpable()
+        .map_err(|e| ModeError(format!("cannot make the relay non-dumpable: {e}")))?;
     let stream = UnixStream::connect(socket)
         .map_err(|e| ModeError(format!("cannot connect to {socket}: {e}")))?;
     let (mut input, mut output) = std_streams()?;

@@ -20,7 +20,8 @@ pub fn serve(
     exit_on_stdin_eof: bool,
 ) -> Result<(), ModeError> {
     // Serving means running inside a wall: confine the commands before the first can start.
-    let confinement = tool_runner::confine::enable(!options.unscoped_signals)
+    let writable = fixed_socket_folder(socket, &options.writable)?;
+    let confinement = tool_runner::confine::enable(!options.unscoped_signals, writable)
         .map_err(|e| ModeError(format!("cannot confine the commands: {e}")))?;
     if options.unscoped_signals {
         diagnostic("--test-unscoped-signals: the commands' signals are not scoped (tests only)");
@@ -29,6 +30,12 @@ pub fn serve(
             "Landlock cannot scope signals here (ABI 6 needed) and the runner is not the first \
              process of its PID namespace: only the seccomp filter keeps commands from \
              signalling the runner, and it knows the ids of only two of its threads",
+        );
+    }
+    if !confinement.folders_fixed {
+        diagnostic(
+            "no --writable folders given: the commands may change the socket's folder as far \
+             as the wall lets them (a command could take the socket's place)",
         );
     }
     let runner = runner(options)?;
@@ -87,6 +94,29 @@ fn connect(
     if let Err(e) = spawned {
         diagnostic(&format!("cannot serve a connection: {e}"));
     }
+}
+
+/// The folders commands may change (`--writable`), refused when one holds the socket's folder:
+/// a command could then move the socket away and listen in the runner's place. `None` when
+/// none were given (the commands' folders are then the wall's business alone).
+fn fixed_socket_folder(
+    socket: &str,
+    writable: &[String],
+) -> Result<Option<Vec<std::path::PathBuf>>, ModeError> {
+    if writable.is_empty() {
+        return Ok(None);
+    }
+    let folder = Path::new(socket).parent().unwrap_or(Path::new("/"));
+    if let Some(holding) = writable.iter().find(|w| folder.starts_with(w)) {
+        return Err(ModeError(format!(
+            "--writable {holding} holds the runner's socket folder {}: its commands could \
+             replace the socket",
+            folder.display()
+        )));
+    }
+    Ok(Some(
+        writable.iter().map(std::path::PathBuf::from).collect(),
+    ))
 }
 
 /// Binds the socket, replacing a stale one (a socket file nobody listens on) but never

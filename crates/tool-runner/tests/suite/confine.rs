@@ -28,11 +28,19 @@ impl Drop for Served {
 }
 
 fn serve(fx: &Fixture) -> Served {
-    let socket = fx.base.join("confined.sock");
+    serve_with(fx, &[])
+}
+
+/// `serve` on the fixture with its socket in `fx.base/socket/`, plus `extra` arguments.
+fn serve_with(fx: &Fixture, extra: &[String]) -> Served {
+    let folder = fx.base.join("socket");
+    std::fs::create_dir_all(&folder).unwrap();
+    let socket = folder.join("confined.sock");
     let child = Command::new(exe())
         .args(["serve", "--socket"])
         .arg(&socket)
         .args(fx.root_args())
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .spawn()
@@ -87,33 +95,163 @@ fn set_id_bits_cannot_be_set() {
     }
 }
 
+/// This architecture's numbers of the calls `set_id_attacks.py` makes, as JSON.
+fn set_id_syscalls() -> String {
+    #[allow(unused_mut, reason = "x86_64 adds the older calls")]
+    let mut calls = vec![
+        ("openat", libc::SYS_openat),
+        ("openat2", libc::SYS_openat2),
+        ("linkat", libc::SYS_linkat),
+        ("mknodat", libc::SYS_mknodat),
+        ("mkdirat", libc::SYS_mkdirat),
+        ("fchmod", libc::SYS_fchmod),
+        ("fchmodat", libc::SYS_fchmodat),
+        ("fchmodat2", libc::SYS_fchmodat2),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    calls.extend([
+        ("open", libc::SYS_open),
+        ("creat", libc::SYS_creat),
+        ("mknod", libc::SYS_mknod),
+        ("mkdir", libc::SYS_mkdir),
+        ("chmod", libc::SYS_chmod),
+    ]);
+    let fields: Vec<String> = calls
+        .iter()
+        .map(|(name, nr)| format!("\"{name}\": {nr}"))
+        .collect();
+    format!("{{{}}}", fields.join(", "))
+}
+
+/// Every system call that can set a set-id bit, with a plain mode (which must work) and a
+/// set-id one (refused with `EPERM`; `openat2` answers `ENOSYS`), through the runner's own
+/// filter alone: no set-id file is left.
+#[test]
+fn every_call_that_sets_a_set_id_bit_is_refused() {
+    let fx = Fixture::new();
+    let served = serve(&fx);
+    let dir = fx.work.join("attempts");
+    std::fs::create_dir(&dir).unwrap();
+    let (_, out) = run(
+        &served,
+        &format!(
+            "python3 - '{}' '{}' <<'PY'\n{}\nPY",
+            dir.display(),
+            set_id_syscalls(),
+            include_str!("set_id_attacks.py")
+        ),
+    );
+    assert!(!out.contains("ESCAPED") && !out.contains("BROKEN"), "{out}");
+    assert!(
+        out.contains("checked "),
+        "the attacks did not finish: {out}"
+    );
+    let mut stack = vec![dir];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let mode = std::os::unix::fs::MetadataExt::mode(&meta);
+            if meta.is_dir() {
+                stack.push(path);
+            } else {
+                assert_eq!(mode & 0o6000, 0, "{} has mode {mode:o}", path.display());
+            }
+        }
+    }
+}
+
+/// With `--writable`, commands change entries only there: the socket's folder is fixed (the
+/// socket can be neither moved, removed nor replaced, nothing can be made beside it), while
+/// the writable folder works as before, moves between its folders included.
+#[test]
+fn commands_cannot_replace_the_socket_when_the_writable_folders_are_named() {
+    let fx = Fixture::new();
+    let served = serve_with(&fx, &["--writable".into(), fx.work.display().to_string()]);
+    let folder = fx.base.join("socket");
+    let socket = folder.join("confined.sock");
+    for attempt in [
+        format!("mv {} {}/moved", socket.display(), folder.display()),
+        format!("mv {} {}/moved", socket.display(), fx.work.display()),
+        format!("rm -f {}", socket.display()),
+        format!(": > {}/beside", folder.display()),
+        format!("ln -s /tmp/elsewhere {}/link", folder.display()),
+        format!("mkdir {}/sub", folder.display()),
+    ] {
+        let (code, out) = run(&served, &attempt);
+        assert_ne!(code, Some(0), "{attempt}: {out}");
+        assert!(out.contains("Permission denied"), "{attempt}: {out}");
+    }
+    let names: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["confined.sock"]);
+    let work = fx.work.display();
+    let (code, out) = run(
+        &served,
+        &format!(
+            "mkdir -p {work}/d/e && : > {work}/d/f && mv {work}/d/f {work}/d/e/g && \
+             ln -s g {work}/d/e/h && mv {work}/d {work}/moved && rm -r {work}/moved && echo ok"
+        ),
+    );
+    assert_eq!((code, out.as_str()), (Some(0), "ok\n"));
+}
+
+#[test]
+fn a_writable_folder_holding_the_socket_is_refused() {
+    let fx = Fixture::new();
+    let out = Command::new(exe())
+        .args(["serve", "--socket"])
+        .arg(fx.work.join("runner.sock"))
+        .args(fx.root_args())
+        .args(["--writable", &fx.base.display().to_string()])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "--writable {} holds the runner's socket folder",
+            fx.base.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!fx.work.join("runner.sock").exists());
+}
+
 #[test]
 fn the_runner_cannot_be_reached_or_signalled() {
     let fx = Fixture::new();
     let served = serve(&fx);
     let (_, out) = run(
         &served,
-        &python(
+        &python(&format!(
             r#"
 import ctypes, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 runner = int(sys.argv[1])
+PIDFD_OPEN, KILL, TGKILL = {}, {}, {}
 worked = []
-if libc.syscall(434, runner, 0) >= 0:
+if libc.syscall(PIDFD_OPEN, runner, 0) >= 0:
     worked.append("pidfd_open")
 for sig in (0, 18):
-    if libc.syscall(62, runner, sig) == 0:
+    if libc.syscall(KILL, runner, sig) == 0:
         worked.append(("kill", sig))
-    if libc.syscall(62, -1, sig) == 0:
+    if libc.syscall(KILL, -1, sig) == 0:
         worked.append(("kill -1", sig))
-    for tid in os.listdir(f"/proc/{runner}/task"):
-        if libc.syscall(234, runner, int(tid), sig) == 0:
+    for tid in os.listdir(f"/proc/{{runner}}/task"):
+        if libc.syscall(TGKILL, runner, int(tid), sig) == 0:
             worked.append(("tgkill", tid, sig))
-        if libc.syscall(62, int(tid), sig) == 0:
+        if libc.syscall(KILL, int(tid), sig) == 0:
             worked.append(("kill tid", tid, sig))
 print("ESCAPED", worked) if worked else print("refused")
 "#,
-        ),
+            libc::SYS_pidfd_open,
+            libc::SYS_kill,
+            libc::SYS_tgkill
+        )),
     );
     assert!(out.contains("refused") && !out.contains("ESCAPED"), "{out}");
     // A process one call started can be stopped by the next.

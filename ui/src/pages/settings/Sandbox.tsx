@@ -14,6 +14,7 @@ import { PageHeader } from "../../components/PageHeader";
 import { AsyncView, describeError, ErrorState, Loading } from "../../components/states";
 import { CredentialRows } from "./CredentialRows";
 import { HostListEditor } from "./HostListEditor";
+import { ProtectedList } from "./ProtectedList";
 import { SecretsSection } from "./SecretsSection";
 
 const PROVIDERS: { kind: ProviderKind; name: string; summary: string }[] = [
@@ -122,6 +123,7 @@ export default function SandboxSettings(): JSX.Element {
                   </>
                 )}
               </Show>
+              <ProtectedList version={view} />
               <p class="muted settings-file">
                 Changes are written to <code>{view.file}</code>, keeping your comments and layout,
                 and apply to sessions started after them.

@@ -1,7 +1,7 @@
 //! Attacks on the connectors' boundaries through the host: a server that leaks its token,
 //! and a project file that tries to add a connector or lower a risk.
 
-use protocol::ApprovalMode;
+use protocol::{ApprovalMode, EventMsg};
 use serde_json::json;
 
 use super::{
@@ -86,13 +86,47 @@ async fn the_planted_token_is_found_nowhere_but_the_connectors_process_and_heade
     // The model (fed by a leak elsewhere) writes the token into a call's arguments: the
     // audit row's arguments are redacted, and the echo back to the model too.
     machine.script(&[("toolu_3", "mcp__tracker__lookup", json!({"query": TOKEN}))]);
-    run_turn(&machine, &session, "again", approve_once).await;
+    let live = run_turn(&machine, &session, "again", approve_once).await;
     assert_eq!(
         super::text(machine.tool_results().last().unwrap()),
         "found: [redacted]"
     );
     for row in machine.tool_rows().await {
         assert!(!json_text(&row).contains(TOKEN), "{row:?}");
+    }
+    // Nor any event: those sent live, those a client replays, and the log's file. (These
+    // carried the model's arguments as it wrote them before.) The conversation the session
+    // keeps for the model holds the model's own words: it knew the token already.
+    let asked = live
+        .iter()
+        .find_map(|e| match &e.msg {
+            EventMsg::ToolCallRequested { call_id, args, .. } if call_id == "toolu_3" => {
+                Some(args.clone())
+            }
+            _ => None,
+        })
+        .expect("toolu_3 was requested");
+    assert_eq!(asked, json!({"query": "[redacted]"}));
+    for event in live
+        .iter()
+        .chain(&all_events(&machine.host, &session).await)
+    {
+        assert!(!json_text(event).contains(TOKEN), "{event:?}");
+    }
+    let logs: Vec<_> = files_under(&machine.paths.state_dir)
+        .into_iter()
+        .filter(|(p, _)| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("events.db"))
+        })
+        .collect();
+    assert!(!logs.is_empty(), "the event log's files were found");
+    for (path, bytes) in &logs {
+        assert!(
+            !contains(bytes, TOKEN),
+            "the token is in {}",
+            path.display()
+        );
     }
 }
 

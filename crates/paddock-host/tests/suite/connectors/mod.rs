@@ -11,6 +11,7 @@
 
 mod attacks;
 mod calls;
+mod web_fetch;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -58,7 +58,21 @@ impl Machine {
     }
 
     pub fn command(&self, args: &[&str]) -> tokio::process::Command {
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_paddock"));
+        self.command_via(&[], args)
+    }
+
+    /// `paddock ARGS` started by `wrapper` (a program and its arguments, the paddock binary
+    /// appended), with this machine's environment.
+    pub fn command_via(&self, wrapper: &[&str], args: &[&str]) -> tokio::process::Command {
+        let paddock = env!("CARGO_BIN_EXE_paddock");
+        let mut command = match wrapper.split_first() {
+            None => tokio::process::Command::new(paddock),
+            Some((program, rest)) => {
+                let mut command = tokio::process::Command::new(program);
+                command.args(rest).arg(paddock);
+                command
+            }
+        };
         command
             .args(args)
             .env_clear()
@@ -81,8 +95,58 @@ impl Machine {
 
     /// [`Machine::up`] with more environment variables for the process.
     pub async fn up_with(&self, log: &str, env: &[(&str, &std::ffi::OsStr)]) -> Up {
-        let mut command = self.command(&["up", "--listen", "127.0.0.1:0"]);
-        command.envs(env.iter().copied());
+        self.up_custom(log, &[], |command| {
+            command.envs(env.iter().copied());
+        })
+        .await
+    }
+
+    /// [`Machine::up`] with more arguments after `up --listen 127.0.0.1:0`, and the command
+    /// changed by `configure` (environment) before it starts.
+    pub async fn up_custom(
+        &self,
+        log: &str,
+        args: &[&str],
+        configure: impl FnOnce(&mut tokio::process::Command),
+    ) -> Up {
+        let mut all = vec!["up", "--listen", "127.0.0.1:0"];
+        all.extend_from_slice(args);
+        let mut command = self.command(&all);
+        configure(&mut command);
+        self.up_command(log, command).await
+    }
+
+    /// `paddock up` as process `pid` of a PID namespace of its own (`unshare --pid`, which
+    /// needs root): a live Paddock whose pid means nothing, or another process, here. The
+    /// child is `unshare`; killing it kills the whole namespace (`--kill-child`).
+    pub async fn up_in_pid_namespace(&self, log: &str, pid: u32) -> Up {
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(
+            std::fs::metadata("/proc/self").unwrap().uid(),
+            0,
+            "this test runs `paddock up` in a PID namespace of its own with `unshare --pid`, \
+             which needs root (as `cargo xtask ci` runs)"
+        );
+        // The namespace's first process (sh) sets the next pid, then starts paddock as a
+        // child, which gets it.
+        let script = format!("echo {} > /proc/sys/kernel/ns_last_pid && \"$@\"", pid - 1);
+        let wrapper = [
+            "unshare",
+            "--pid",
+            "--fork",
+            "--mount-proc",
+            "--kill-child",
+            "sh",
+            "-c",
+            &script,
+            "sh",
+        ];
+        let command = self.command_via(&wrapper, &["up", "--listen", "127.0.0.1:0"]);
+        self.up_command(log, command).await
+    }
+
+    /// Starts a prepared `paddock up` command and waits until it is ready.
+    pub async fn up_command(&self, log: &str, mut command: tokio::process::Command) -> Up {
         command
             .env("PADDOCK_LOG", log)
             .stdout(Stdio::piped())
@@ -208,17 +272,45 @@ impl Up {
     }
 
     /// SIGTERM, then waits; returns the stdout lines after "ready" and the exit status.
-    pub async fn stop(mut self) -> (Vec<String>, std::process::ExitStatus) {
+    pub async fn stop(self) -> (Vec<String>, std::process::ExitStatus) {
+        let stopped = self.stop_with(libc::SIGTERM).await;
+        (stopped.stdout, stopped.status)
+    }
+
+    /// Sends `signal` (SIGTERM as a service manager does, SIGINT as Ctrl-C does) and waits
+    /// for the process to end; returns what it printed after "ready" and every stderr line.
+    pub async fn stop_with(mut self, signal: i32) -> Stopped {
         let pid = i32::try_from(self.child.id().unwrap()).unwrap();
         // SAFETY: kill(2) on the child this test started; no memory is involved.
-        unsafe { libc::kill(pid, libc::SIGTERM) };
+        unsafe { libc::kill(pid, signal) };
         let status = tokio::time::timeout(WAIT, self.child.wait())
             .await
             .expect("paddock up stopped in time")
             .unwrap();
-        let rest = self.rest.take().unwrap().await.unwrap();
-        (rest, status)
+        let stdout = self.rest.take().unwrap().await.unwrap();
+        let mut stderr = Vec::new();
+        // The reader ends at the pipe's end, closing the channel.
+        while let Some(line) = tokio::time::timeout(WAIT, self.log.recv())
+            .await
+            .expect("stderr closed in time")
+        {
+            stderr.push(line);
+        }
+        Stopped {
+            stdout,
+            status,
+            stderr,
+        }
     }
+}
+
+/// How a `paddock up` ended.
+pub struct Stopped {
+    /// Stdout after "ready".
+    pub stdout: Vec<String>,
+    pub status: std::process::ExitStatus,
+    /// Every stderr line not yet taken with [`Up::log_lines`].
+    pub stderr: Vec<String>,
 }
 
 /// A session's events over the WebSocket.
@@ -240,6 +332,14 @@ impl Socket {
                 _ => {}
             }
         }
+    }
+
+    /// Closes the socket (a client that went away).
+    pub async fn close(mut self) {
+        use futures::SinkExt;
+        let _ = self.socket.send(Message::Close(None)).await;
+        let _ =
+            tokio::time::timeout(WAIT, async { while self.socket.next().await.is_some() {} }).await;
     }
 
     pub async fn until(&mut self, until: impl Fn(&EventMsg) -> bool) -> Vec<Event> {

@@ -635,38 +635,15 @@ impl WallCgroup {
 /// How long [`WallCgroup::remove`] waits for killed processes to leave.
 pub const REMOVE_PATIENCE: Duration = Duration::from_secs(30);
 
-/// Removes the cgroups of walls whose Paddock process no longer runs; returns their names.
-pub fn reap_orphans(support: &CgroupSupport) -> Vec<String> {
-    let mut names = std::collections::BTreeSet::new();
-    let bases = support.bases();
-    for base in &bases {
-        let Ok(entries) = std::fs::read_dir(base) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let Some(pid) = name
-                .strip_prefix(WALL_PREFIX)
-                .and_then(|rest| rest.split('-').next())
-                .and_then(|pid| pid.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
-                names.insert(name);
-            }
-        }
+/// Removes the cgroup `name` (every process in it killed first) wherever this process makes
+/// wall cgroups. `Ok(false)`: there was none. Orphan reaping calls it for the walls it found
+/// orphaned (see `local::reaping`): a cgroup is never judged on its own.
+pub fn remove_named(support: &CgroupSupport, name: &str) -> Result<bool, String> {
+    let dirs: Vec<PathBuf> = support.bases().iter().map(|b| b.join(name)).collect();
+    if !dirs.iter().any(|d| d.exists()) {
+        return Ok(false);
     }
-    names
-        .into_iter()
-        .filter(|name| {
-            WallCgroup {
-                dirs: bases.iter().map(|b| b.join(name)).collect(),
-            }
-            .remove()
-            .is_ok()
-        })
-        .collect()
+    WallCgroup { dirs }.remove().map(|()| true)
 }
 
 #[cfg(test)]

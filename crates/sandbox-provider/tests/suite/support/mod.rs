@@ -99,6 +99,8 @@ pub struct WorldOptions {
     pub cgroups: Option<CgroupSupport>,
     /// The runner's commands get no Landlock signal scope, as on a kernel before 6.12.
     pub unscoped_signals: bool,
+    /// The set-id sweep's limit of entries (200,000 when `None`).
+    pub set_id_sweep_limit: Option<usize>,
 }
 
 pub fn world() -> World {
@@ -142,6 +144,9 @@ pub fn world_with(options: WorldOptions) -> World {
     }
     config.cgroup_support = options.cgroups;
     config.test_unscoped_signals = options.unscoped_signals;
+    if let Some(limit) = options.set_id_sweep_limit {
+        config.set_id_sweep_limit = limit;
+    }
     config.credentials = options.credentials;
     World {
         root,
