@@ -143,7 +143,7 @@ pub fn e2e_with_built() -> Result<(), String> {
 /// The UI's benchmarks (`ui/bench/run.mjs`): the Sessions page's first meaningful paint, 200-row
 /// audit pages over a 1M-row trail, and frame times while a tool call's output streams, in
 /// Debian's Chromium against the real `paddock up`. The full run uses release builds (what
-/// ships); `--smoke` (fewer runs, a 20k-row trail; fails only past generous bounds) uses the
+/// ships); `--smoke` (fewer runs, a smaller trail; fails only past generous bounds) uses the
 /// debug builds the tests use. Other arguments name benchmarks to run (`sessions`, `audit`,
 /// `live-output`).
 pub fn bench(args: &[String]) -> Result<(), String> {
@@ -155,19 +155,26 @@ pub fn bench(args: &[String]) -> Result<(), String> {
         }
     }
     build()?;
-    let profile = if smoke { "debug" } else { "release" };
+    run_bench(!smoke, args)
+}
+
+/// The UI's benchmark smoke in CI: the debug binaries the test build made (only the trail
+/// seeder, an example, is built here) and the UI build CI already made (building it again
+/// would touch `ui/dist` and relink what embeds it).
+pub fn bench_smoke_with_built() -> Result<(), String> {
+    system::ensure(&[system::BROWSER_E2E_PACKAGES])?;
+    run_bench(false, &["--smoke".to_string()])
+}
+
+/// Builds what the benchmarks run (`--workspace` with target filters, so the features are the
+/// workspace's and a debug build reuses the test build's artifacts), then runs them.
+fn run_bench(release: bool, args: &[String]) -> Result<(), String> {
     let mut binaries = cargo();
-    binaries.args(["build", "--locked"]);
-    if !smoke {
+    binaries.args(["build", "--locked", "--workspace"]);
+    if release {
         binaries.arg("--release");
     }
     binaries.args([
-        "--package",
-        "paddock",
-        "--package",
-        "test-support",
-        "--package",
-        "audit-store",
         "--bin",
         "paddock",
         "--bin",
@@ -179,7 +186,9 @@ pub fn bench(args: &[String]) -> Result<(), String> {
     ]);
     run(binaries)?;
     let (runner, wall) = built_binaries()?;
-    let built = root().join("target").join(profile);
+    let built = root()
+        .join("target")
+        .join(if release { "release" } else { "debug" });
     let mut bench = npm();
     bench.args(["run", "bench", "--"]).args(args);
     for (name, path) in [
