@@ -4,7 +4,7 @@ import globals from "globals";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/", "node_modules/"] },
+  { ignores: ["dist/", "node_modules/", "bench/dist/"] },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {
@@ -17,9 +17,9 @@ export default tseslint.config(
       "@typescript-eslint/consistent-type-imports": "error",
     },
   },
-  { files: ["src/**/*.tsx"], ...solid },
+  { files: ["src/**/*.tsx", "bench/**/*.tsx"], ...solid },
   {
-    files: ["e2e/**/*.mjs", "e2e-desktop/**/*.mjs", "scripts/**/*.mjs", "eslint.config.js"],
+    files: ["e2e/**/*.mjs", "e2e-desktop/**/*.mjs", "scripts/**/*.mjs", "bench/**/*.mjs", "eslint.config.js"],
     extends: [tseslint.configs.disableTypeChecked],
     languageOptions: { globals: { ...globals.node } },
   },

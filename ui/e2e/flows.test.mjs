@@ -129,7 +129,12 @@ describe("flows against paddock up", () => {
 
     assert.equal(await readFile(written, "utf8"), "hello from the agent\n", "the approved write is on disk");
     assert.equal(existsSync(refused), false, "the read-only folder kept the write out");
-    await page.getByText(/read-only|Read-only file system|permission denied|EROFS/i).first().waitFor(WAIT);
+    // Visible: the sandbox card's collapsed build steps and checks mention read-only folders too.
+    await page
+      .getByText(/read-only|Read-only file system|permission denied|EROFS/i)
+      .filter({ visible: true })
+      .first()
+      .waitFor(WAIT);
     await page.getByText("Local wall").first().waitFor();
 
     // The denial card names the refused host:port and the program that tried.

@@ -116,8 +116,9 @@ export function initialConfig(anthropicBaseUrl, keyStore = "env") {
 /**
  * Starts the fake model and `paddock up` on a fresh HOME with two folders to grant. Returns
  * the URL, the token, the paths, the model's script function and `stop()`.
+ * `prepareHome(home)` runs before `paddock up` starts (the benchmarks seed its state there).
  */
-export async function startPaddock() {
+export async function startPaddock({ prepareHome } = {}) {
   const bins = binaries();
   const home = await mkdtemp(join(tmpdir(), "paddock-e2e-home-"));
   const work = join(home, "work");
@@ -141,6 +142,7 @@ export async function startPaddock() {
   const bin = join(home, "bin");
   await mkdir(bin);
   await symlink(bins.PADDOCK_MCP_TEST_SERVER, join(bin, MCP_COMMAND));
+  await prepareHome?.(home);
   const env = {
     PATH: `${bin}:${process.env.PATH}`,
     HOME: home,

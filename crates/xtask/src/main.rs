@@ -36,6 +36,11 @@ cargo xtask <task>
   ui check    the web UI's lint (ESLint), type-check (tsc) and unit tests (Vitest)
   ui e2e      the web UI's end-to-end tests in Debian's Chromium (playwright-core) against
               the real paddock up, the local wall and the fake model server
+  ui bench [--smoke] [sessions|audit|live-output]...
+              the web UI's benchmarks in Chromium against paddock up (release builds):
+              Sessions first paint, 200-row audit pages over 1M rows, frame times while
+              10 MB of tool output streams; figures in docs/performance.md (--smoke: debug
+              builds, fewer runs, fails only past generous bounds)
   desktop [build] [--release]
               build the web UI, then the desktop app (paddock-desktop); prints its path
   desktop smoke [--built]

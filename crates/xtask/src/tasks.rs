@@ -331,6 +331,8 @@ pub fn ci() -> Result<(), String> {
     // The desktop app under Xvfb through tauri-driver, the binary the test build made.
     desktop::smoke_with(&desktop)?;
     bench_smoke::bench_smoke()?;
+    // The web UI's benchmarks, briefly, against the same debug binaries.
+    ui::bench_smoke_with_built()?;
     fuzz_smoke::fuzz_smoke(&[])?;
     system::report_disk("at the end");
     Ok(())

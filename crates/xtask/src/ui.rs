@@ -1,5 +1,5 @@
-//! The web UI's tasks: install its npm packages, lint, type-check, unit-test, build, and run the
-//! browser end-to-end tests in Debian's Chromium.
+//! The web UI's tasks: install its npm packages, lint, type-check, unit-test, build, run the
+//! browser end-to-end tests in Debian's Chromium, and run the UI's benchmarks there.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -20,8 +20,9 @@ pub fn task(args: &[String]) -> Result<(), String> {
         Some("build") => build(),
         Some("check") => check(),
         Some("e2e") => e2e(),
+        Some("bench") => bench(args.get(1..).unwrap_or_default()),
         other => Err(format!(
-            "unknown ui task {}: use `ui build`, `ui check` or `ui e2e`",
+            "unknown ui task {}: use `ui build`, `ui check`, `ui e2e` or `ui bench`",
             other.map_or_else(|| "(none)".to_string(), |o| format!("`{o}`"))
         )),
     }
@@ -137,4 +138,74 @@ pub fn e2e_with_built() -> Result<(), String> {
         e2e.env(name, path);
     }
     run(e2e)
+}
+
+/// The UI's benchmarks (`ui/bench/run.mjs`): the Sessions page's first meaningful paint, 200-row
+/// audit pages over a 1M-row trail, and frame times while a tool call's output streams, in
+/// Debian's Chromium against the real `paddock up`. The full run uses release builds (what
+/// ships); `--smoke` (fewer runs, a smaller trail; fails only past generous bounds) uses the
+/// debug builds the tests use. Other arguments name benchmarks to run (`sessions`, `audit`,
+/// `live-output`).
+pub fn bench(args: &[String]) -> Result<(), String> {
+    system::ensure(&[system::RUN_PACKAGES, system::BROWSER_E2E_PACKAGES])?;
+    let smoke = args.iter().any(|a| a == "--smoke");
+    for arg in args {
+        if arg.starts_with("--") && arg != "--smoke" {
+            return Err(format!("ui bench: unknown option `{arg}` (only `--smoke`)"));
+        }
+    }
+    build()?;
+    run_bench(!smoke, args)
+}
+
+/// The UI's benchmark smoke in CI: the debug binaries the test build made (only the trail
+/// seeder, an example, is built here) and the UI build CI already made (building it again
+/// would touch `ui/dist` and relink what embeds it).
+pub fn bench_smoke_with_built() -> Result<(), String> {
+    system::ensure(&[system::BROWSER_E2E_PACKAGES])?;
+    run_bench(false, &["--smoke".to_string()])
+}
+
+/// Builds what the benchmarks run (`--workspace` with target filters, so the features are the
+/// workspace's and a debug build reuses the test build's artifacts), then runs them.
+fn run_bench(release: bool, args: &[String]) -> Result<(), String> {
+    let mut binaries = cargo();
+    binaries.args(["build", "--locked", "--workspace"]);
+    if release {
+        binaries.arg("--release");
+    }
+    binaries.args([
+        "--bin",
+        "paddock",
+        "--bin",
+        "fake-model-server",
+        "--bin",
+        "mcp-test-server",
+        "--example",
+        "seed_trail",
+    ]);
+    run(binaries)?;
+    let (runner, wall) = built_binaries()?;
+    let built = root()
+        .join("target")
+        .join(if release { "release" } else { "debug" });
+    let mut bench = npm();
+    bench.args(["run", "bench", "--"]).args(args);
+    for (name, path) in [
+        ("PADDOCK_BIN", built.join("paddock")),
+        ("PADDOCK_FAKE_MODEL_SERVER", built.join("fake-model-server")),
+        ("PADDOCK_MCP_TEST_SERVER", built.join("mcp-test-server")),
+        (
+            "PADDOCK_SEED_TRAIL",
+            built.join("examples").join("seed_trail"),
+        ),
+        ("PADDOCK_TOOL_RUNNER", runner),
+        ("PADDOCK_WALL", wall),
+    ] {
+        if !path.is_file() {
+            return Err(format!("{name}: {} was not built", path.display()));
+        }
+        bench.env(name, path);
+    }
+    run(bench)
 }

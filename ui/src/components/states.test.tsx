@@ -69,6 +69,43 @@ describe("AsyncView", () => {
     const alert = await screen.findByRole("alert");
     expect(alert.textContent).toContain("Could not reach the server");
   });
+
+  it("keeps the content through a refresh, building it again only for a new value", async () => {
+    const first = ["a"];
+    let next: string[] = first;
+    let release: () => void = () => undefined;
+    const built: string[][] = [];
+    let refetch: () => unknown = () => undefined;
+    render(() => {
+      const [resource, actions] = createResource(
+        () => new Promise<string[]>((resolve) => (release = () => { resolve(next); })),
+      );
+      refetch = actions.refetch;
+      return (
+        <AsyncView resource={resource}>
+          {(value) => {
+            built.push(value);
+            return <p>value: {value.join(",")}</p>;
+          }}
+        </AsyncView>
+      );
+    });
+    release();
+    await screen.findByText("value: a");
+    // The same value again: shown throughout (no loading state), built once.
+    void refetch();
+    expect(screen.getByText("value: a")).toBeTruthy();
+    release();
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(built).toEqual([first]);
+    // A new value: built once more.
+    next = ["b"];
+    void refetch();
+    release();
+    await screen.findByText("value: b");
+    expect(built).toEqual([first, next]);
+  });
 });
 
 describe("badges", () => {

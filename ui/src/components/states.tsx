@@ -1,4 +1,4 @@
-import { type JSX, type Resource, Match, Show, Switch } from "solid-js";
+import { createMemo, type JSX, type Resource, Match, Show, Switch } from "solid-js";
 import { ApiError } from "../api/errors";
 import { Icon } from "./Icon";
 
@@ -90,12 +90,19 @@ export function AsyncView<T>(props: {
   onRetry?: () => void;
   children: (value: T) => JSX.Element;
 }): JSX.Element {
-  const ready = (): { value: T } | undefined => {
-    if (props.resource.state !== "ready" && props.resource.state !== "refreshing") {
-      return undefined;
-    }
-    return { value: props.resource.latest };
-  };
+  // A memo that keeps its box while the value is the same one: a new box re-renders the
+  // content, and the state's steps (ready → refreshing → ready) alone must not — an audit page
+  // was built twice per page turn, a session list twice per refresh.
+  const ready = createMemo(
+    (): { value: T } | undefined => {
+      if (props.resource.state !== "ready" && props.resource.state !== "refreshing") {
+        return undefined;
+      }
+      return { value: props.resource.latest };
+    },
+    undefined,
+    { equals: (a, b) => (a === undefined ? b === undefined : b !== undefined && a.value === b.value) },
+  );
   return (
     <Switch>
       <Match when={props.resource.state === "errored"}>

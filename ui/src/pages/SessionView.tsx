@@ -3,6 +3,7 @@ import type { SessionInfo } from "@server/SessionInfo";
 import { A, useParams } from "@solidjs/router";
 import {
   createEffect,
+  createMemo,
   createResource,
   createSignal,
   For,
@@ -147,9 +148,14 @@ function SessionPage(props: {
     }
   };
 
+  // A memo, so that a new summary of the same session (every refresh) does not start the
+  // stream again: `on` runs whenever its source notifies, even with the same id, and a new
+  // stream replays the log, whose `sandbox_ready` asks for a refresh: a reconnect loop that
+  // lost every live-only event (the calls' output).
+  const sessionId = createMemo(() => props.info.id);
   createEffect(
     on(
-      () => props.info.id,
+      sessionId,
       (id) => {
         setTimeline(emptyTimeline());
         setLive(new Map());

@@ -93,6 +93,11 @@ export function ToolCallCard(props: {
     return (props.live?.buffer.size ?? 0) > 0;
   };
   const showLive = () => props.live !== undefined && (props.call.phase === "running" || liveHasOutput());
+  // The buffer is not reactive; its version (bumped once a frame with new output) is.
+  const received = () => {
+    props.live?.version();
+    return { size: props.live?.buffer.size ?? 0, dropped: props.live?.buffer.dropped ?? 0 };
+  };
   return (
     <article class="tool-card" classList={{ [`tool-card-${props.call.phase}`]: true }}>
       <header class="tool-card-head">
@@ -134,10 +139,10 @@ export function ToolCallCard(props: {
           <div class="tool-card-output">
             <LiveOutput source={live()} label={`Output of ${description().verb} ${description().target}`} height={220} />
             <p class="tool-card-flags muted">
-              {bytes(live().buffer.size)} received
-              <Show when={live().buffer.dropped > 0}>
+              {bytes(received().size)} received
+              <Show when={received().dropped > 0}>
                 {" "}
-                · oldest {live().buffer.dropped} lines no longer shown
+                · oldest {received().dropped} lines no longer shown
               </Show>
             </p>
           </div>
