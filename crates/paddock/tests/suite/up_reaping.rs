@@ -45,7 +45,7 @@ async fn turn(up: &Up, id: &str, text: &str, call: &str) {
     let after = up.get(&format!("/v1/sessions/{id}")).await;
     assert_eq!(after["state"], "running", "{after}");
     let mut socket = up.events(id, 0).await;
-    up.turn(&id, text).await;
+    up.turn(id, text).await;
     // This turn's events: from its start to its end (the replay begins with earlier turns).
     let mut events = Vec::new();
     loop {
