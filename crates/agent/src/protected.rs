@@ -22,6 +22,39 @@ pub(crate) const READ_ONLY_NOTE: &str = "inside the read-write folders, files th
      read-only. To change one, use write_file or edit_file on its path: the user is asked, and \
      an approved change is made by Paddock outside the sandbox";
 
+/// What the model is told when a command met a read-only file system: about the folder the
+/// session was granted read-only when the output names a path in one, else about protected
+/// files (`READ_ONLY_NOTE`), mentioning the read-only folders the session has.
+pub(crate) fn read_only_note(output: &str, folders: &[protocol::FolderGrant]) -> String {
+    let read_only: Vec<&str> = folders
+        .iter()
+        .filter(|grant| grant.access == protocol::FolderAccess::ReadOnly)
+        .map(|grant| grant.path.as_str())
+        .collect();
+    let named = read_only.iter().find(|folder| {
+        output.match_indices(*folder).any(|(at, _)| {
+            // The folder itself or a path under it, not a longer name that starts the same.
+            matches!(
+                output[at + folder.len()..].chars().next(),
+                None | Some('/' | ':' | ' ' | '\n' | '\'' | '"')
+            )
+        })
+    });
+    match (named, read_only.is_empty()) {
+        (Some(folder), _) => format!(
+            "{folder} was granted to this session read-only: nothing in the sandbox can write \
+             there. If the task needs a change in it, say so to the user, who can grant it \
+             read-write"
+        ),
+        (None, true) => READ_ONLY_NOTE.to_owned(),
+        (None, false) => format!(
+            "{READ_ONLY_NOTE}. These folders were granted read-only, so nothing in the sandbox \
+             can write in them: {}",
+            read_only.join(", ")
+        ),
+    }
+}
+
 /// Whether a command's output shows it met a read-only protected path: a write refused by the
 /// mount, or git unable to write a repository's configuration (renaming onto the mounted
 /// file is refused as busy).
@@ -125,7 +158,9 @@ pub(crate) async fn sweep_and_report(
 
 #[cfg(test)]
 mod tests {
-    use super::hit_read_only;
+    use protocol::{FolderAccess, FolderGrant};
+
+    use super::{READ_ONLY_NOTE, hit_read_only, read_only_note};
 
     #[test]
     fn read_only_protected_paths_are_recognised_in_output() {
@@ -139,5 +174,47 @@ mod tests {
             "error: could not lock config file .git/config"
         ));
         assert!(!hit_read_only("Everything up-to-date"));
+    }
+
+    fn grants() -> Vec<FolderGrant> {
+        vec![
+            FolderGrant {
+                path: "/home/u/work".into(),
+                access: FolderAccess::ReadWrite,
+            },
+            FolderGrant {
+                path: "/home/u/docs".into(),
+                access: FolderAccess::ReadOnly,
+            },
+        ]
+    }
+
+    #[test]
+    fn a_write_into_a_read_only_folder_is_explained_as_the_grant() {
+        let output = "bash: line 1: /home/u/docs/x: Read-only file system";
+        let note = read_only_note(output, &grants());
+        assert!(
+            note.starts_with("/home/u/docs was granted to this session read-only"),
+            "{note}"
+        );
+        assert!(!note.contains("git config"), "{note}");
+    }
+
+    #[test]
+    fn a_protected_file_or_an_unnamed_path_gets_the_protected_note_and_the_read_only_folders() {
+        for output in [
+            "sh: 1: cannot create .bashrc: Read-only file system",
+            // A longer name that starts like the read-only folder is not in it.
+            "bash: /home/u/docs2/x: Read-only file system",
+        ] {
+            let note = read_only_note(output, &grants());
+            assert!(note.starts_with(READ_ONLY_NOTE), "{note}");
+            assert!(note.ends_with("can write in them: /home/u/docs"), "{note}");
+        }
+        let only_rw = &grants()[..1];
+        assert_eq!(
+            read_only_note("x: Read-only file system", only_rw),
+            READ_ONLY_NOTE
+        );
     }
 }

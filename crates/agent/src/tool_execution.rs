@@ -207,15 +207,14 @@ async fn in_sandbox(
         }
     };
     drop(lease);
-    let read_only_hit = match &outcome.result {
-        Ok(result) => protected::hit_read_only(&render_result(result).text),
-        Err(e) => protected::hit_read_only(&e.to_string()),
+    let output = match &outcome.result {
+        Ok(result) => render_result(result).text,
+        Err(e) => e.to_string(),
     };
-    if is_command && (protected_write || read_only_hit) {
-        shared
-            .state()
-            .notes
-            .push(protected::READ_ONLY_NOTE.to_owned());
+    if is_command && (protected_write || protected::hit_read_only(&output)) {
+        let mut state = shared.state();
+        let note = protected::read_only_note(&output, &state.settings.folders);
+        state.notes.push(note);
     }
     let writes = shared
         .tools

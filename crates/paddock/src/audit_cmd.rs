@@ -202,7 +202,7 @@ fn row_line(event: &StoredEvent) -> String {
     format!(
         "#{} {} {} {}",
         event.seq,
-        event.time_ms,
+        crate::utc::millis(event.time_ms),
         event.session_id,
         summary(event)
     )
@@ -289,4 +289,57 @@ pub async fn export(
     })
     .await??;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_time;
+    use crate::utc::millis;
+
+    #[test]
+    fn a_shown_time_is_read_back_by_since_and_until() {
+        for ms in [
+            0,
+            86_399_000,
+            951_868_799_000,
+            1_709_164_800_000,
+            1_796_198_023_000,
+            4_102_444_800_000,
+        ] {
+            let shown = millis(ms);
+            let seconds = shown.split('.').next().unwrap_or_default();
+            assert_eq!(
+                parse_time("since", &format!("{seconds}Z")).unwrap(),
+                ms,
+                "{shown}"
+            );
+        }
+        assert_eq!(
+            parse_time("until", "2026-12-02").unwrap(),
+            1_796_169_600_000
+        );
+        assert_eq!(
+            parse_time("until", "1796198023627").unwrap(),
+            1_796_198_023_627
+        );
+    }
+
+    #[test]
+    fn a_time_that_is_not_one_names_the_flag_and_the_forms() {
+        for bad in [
+            "",
+            "yesterday",
+            "2026-13-01",
+            "2026-12-02T25:00",
+            "2026-12-02T10",
+            "12:00",
+        ] {
+            let err = parse_time("since", bad).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!("--since `{bad}` is not a time"))
+                    && err.contains("YYYY-MM-DD"),
+                "{bad}: {err}"
+            );
+        }
+    }
 }

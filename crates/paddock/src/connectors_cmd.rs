@@ -116,9 +116,15 @@ fn print_info(info: &ConnectorInfo) {
         .as_deref()
         .map(|r| format!(" ({r})"))
         .unwrap_or_default();
+    // The count is of the last listing: a server not started yet has listed nothing.
+    let tools = if info.tools == 0 && info.status != "running" {
+        "tools not listed yet".to_owned()
+    } else {
+        format!("{} tools", info.tools)
+    };
     println!(
-        "{}  {}  {}{}  {} tools  {}",
-        info.name, info.transport, info.status, reason, info.tools, info.target
+        "{}  {}  {}{}  {tools}  {}",
+        info.name, info.transport, info.status, reason, info.target
     );
 }
 

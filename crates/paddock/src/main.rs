@@ -13,6 +13,7 @@ mod sessions_cmd;
 mod setup_cmd;
 mod terminal;
 mod up;
+mod utc;
 
 use std::process::ExitCode;
 

@@ -98,7 +98,8 @@ pub enum KeyStoreError {
     )]
     Malformed { path: PathBuf, line: usize },
     #[error(
-        "the env key store is read-only: set {variable} in the environment that starts Paddock"
+        "the env key store is read-only: set {variable} in the environment that starts Paddock, \
+         or choose key_store = \"file\" or \"keychain\" in config.toml to store keys"
     )]
     ReadOnly { variable: String },
     #[error(

@@ -200,18 +200,29 @@ pub fn run(probes: &dyn HostProbes, bwrap: &Path, runner: &Path, wall: &Path) ->
             Some("use a kernel built with CONFIG_SECCOMP_FILTER=y".into()),
         ),
     });
-    for (name, path) in [("tool-runner", runner), ("paddock-wall", wall)] {
+    let helpers = [
+        (
+            "tool-runner",
+            runner,
+            "build the static runner with `cargo xtask runner` (or `cargo build --release -p \
+             tool-runner`) and put it beside paddock, or name it in PADDOCK_TOOL_RUNNER or the \
+             machine config's sandbox.tool_runner",
+        ),
+        (
+            "paddock-wall",
+            wall,
+            "build it with `cargo build --release -p paddock-wall` and put it beside paddock, or \
+             name it in PADDOCK_WALL",
+        ),
+    ];
+    for (name, path, fix) in helpers {
         let ok = path.is_file();
-        checks.push(check(
-            name,
-            ok,
-            if ok {
-                format!("{} is present", path.display())
-            } else {
-                format!("{} does not exist", path.display())
-            },
-            Some(format!("build it: cargo build --release -p {name}")),
-        ));
+        let detail = if ok {
+            format!("{} is present", path.display())
+        } else {
+            format!("{} does not exist", path.display())
+        };
+        checks.push(check(name, ok, detail, Some(fix.to_owned())));
     }
     let protected_paths = crate::protected::listed(&mut checks);
     Preflight {
