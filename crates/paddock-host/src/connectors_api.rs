@@ -3,7 +3,7 @@
 //! edit (written back to the machine config with `toml_edit`, keeping its comments), the
 //! token stored in the key store. No answer carries a token.
 
-use model_client::{ApiKey, KeyStore};
+use model_client::{ApiKey, KeyStore, KeyStoreKind};
 use paddock_connectors::config::{ConnectorConfig, secret_account, validate_all};
 use paddock_connectors::mcp::sent_names;
 use paddock_connectors::{ConnectorTool, Status};
@@ -228,6 +228,30 @@ impl Host {
             .ok_or_else(|| not_found(name))?;
         config.enabled = enabled;
         self.put_connector(config, None).await
+    }
+
+    /// Removes a connector: its `[[connectors]]` entry leaves the machine config (the file's
+    /// other entries and comments stay), its server is stopped, and its token is deleted from
+    /// the key store (the `env` store holds none). Returns whether a token was deleted.
+    pub async fn remove_connector(&self, name: &str) -> Result<bool, HostError> {
+        let path = self.paths().config_file();
+        let current = crate::settings::read_user_file(&path)?;
+        let updated = with_entry(&current, name, None)?;
+        let machine = MachineConfig::from_texts(Some((&updated, &path))).map_err(
+            |ConfigError { key, problem, .. }| HostError::InvalidSetting { key, problem },
+        )?;
+        crate::settings::write_atomically(&path, &updated)?;
+        self.replace_config(machine.clone());
+        self.connector_set().sync(&machine.connectors).await;
+        let kind = machine.models.key_store;
+        if kind == KeyStoreKind::Env {
+            return Ok(false);
+        }
+        let account = secret_account(name);
+        let deleted = tokio::task::spawn_blocking(move || KeyStore::open(kind)?.delete(&account))
+            .await
+            .map_err(|e| HostError::Internal(format!("deleting the token: {e}")))??;
+        Ok(deleted)
     }
 
     /// Adds a connector, or replaces the one of the same name; `token` (when given) is stored

@@ -47,7 +47,7 @@ impl utoipa::Modify for BearerToken {
         audit::query, audit::show, audit::export, audit::verify,
         models::providers, models::key_status, models::key_store, models::store_key,
         models::delete_key, models::test_key, models::test, models::store_secret,
-        connectors::list, connectors::show, connectors::put, connectors::enable,
+        connectors::list, connectors::show, connectors::put, connectors::remove, connectors::enable,
         connectors::disable, connectors::test, connectors::tools,
         events::ticket, events::socket,
     ),

@@ -1,4 +1,4 @@
-//! `paddock connectors list|add|edit|enable|disable|test|tools`: the machine's connectors
+//! `paddock connectors list|add|edit|remove|enable|disable|test|tools`: the machine's connectors
 //! through the host. `add` and `edit` write the machine config (keeping its comments); a token
 //! is read from stdin (`--token-stdin`) into the key store, never from an argument.
 
@@ -172,6 +172,20 @@ pub async fn edit(host: &Host, name: &str, args: &EntryArgs) -> anyhow::Result<E
     let config = apply(current, args)?;
     let info = host.put_connector(config, token(args)?).await?;
     print_info(&info);
+    Ok(ExitCode::SUCCESS)
+}
+
+#[allow(clippy::print_stdout, reason = "the CLI's output is its interface")]
+pub async fn remove(host: &Host, name: &str) -> anyhow::Result<ExitCode> {
+    let token = host.remove_connector(name).await?;
+    println!(
+        "removed connector `{name}` from the machine config{}",
+        if token {
+            "; its token was deleted from the key store"
+        } else {
+            ""
+        }
+    );
     Ok(ExitCode::SUCCESS)
 }
 

@@ -202,6 +202,8 @@ enum ConnectorsCommand {
         #[command(flatten)]
         entry: connectors_cmd::EntryArgs,
     },
+    /// Remove a connector: its config entry (comments kept) and its token in the key store.
+    Remove { name: String },
     /// Turn a connector on.
     Enable { name: String },
     /// Turn a connector off.
@@ -598,6 +600,7 @@ async fn dispatch(command: Command, json_logs: bool) -> anyhow::Result<ExitCode>
                 ConnectorsCommand::Edit { name, entry } => {
                     connectors_cmd::edit(&host, &name, &entry).await
                 }
+                ConnectorsCommand::Remove { name } => connectors_cmd::remove(&host, &name).await,
                 ConnectorsCommand::Enable { name } => {
                     connectors_cmd::set_enabled(&host, &name, true).await
                 }

@@ -7,7 +7,7 @@ import type { ApiClient } from "./client";
 
 /**
  * Connectors (MCP servers the host runs for the agent): list with status, add or replace (the
- * token goes to the key store and never comes back), enable, disable, test, their tools.
+ * token goes to the key store and never comes back), remove, enable, disable, test, their tools.
  */
 
 const path = (name: string, rest = "") => `/v1/connectors/${encodeURIComponent(name)}${rest}`;
@@ -28,6 +28,14 @@ export function saveConnector(
 ): Promise<ConnectorInfo> {
   const body: ConnectorRequest = { config, token };
   return api.put<ConnectorInfo>(path(config.name), { body });
+}
+
+/**
+ * Removes the connector: its entry leaves the machine's config file (comments kept), its
+ * server stops, and its token is deleted from the key store.
+ */
+export async function removeConnector(api: ApiClient, name: string): Promise<void> {
+  await api.delete<unknown>(path(name));
 }
 
 export function setConnectorEnabled(

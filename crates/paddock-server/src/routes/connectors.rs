@@ -1,9 +1,10 @@
 //! Connectors (MCP servers on the host): list with status, add or edit (the token goes to
-//! the key store, never the config), enable, disable, test, the tools a server exposes.
+//! the key store, never the config), remove, enable, disable, test, the tools a server exposes.
 
 use axum::Json;
 use axum::Router;
 use axum::extract::State;
+use axum::http::StatusCode;
 use axum::routing::{get, post};
 use paddock_host::{ConnectorInfo, ConnectorTestReport, ConnectorToolInfo};
 
@@ -15,7 +16,7 @@ use crate::state::AppState;
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/v1/connectors", get(list))
-        .route("/v1/connectors/{name}", get(show).put(put))
+        .route("/v1/connectors/{name}", get(show).put(put).delete(remove))
         .route("/v1/connectors/{name}/enable", post(enable))
         .route("/v1/connectors/{name}/disable", post(disable))
         .route("/v1/connectors/{name}/test", post(test))
@@ -63,6 +64,18 @@ pub async fn put(
             .put_connector(request.config, request.token)
             .await?,
     ))
+}
+
+/// Removes the connector: its entry leaves the machine config (comments kept), its server
+/// stops, and its token is deleted from the key store.
+#[utoipa::path(delete, path = "/v1/connectors/{name}", tag = "connectors",
+    responses((status = 204), (status = 404, body = ErrorBody)))]
+pub async fn remove(
+    State(state): State<AppState>,
+    ApiPath(name): ApiPath<String>,
+) -> ApiResult<StatusCode> {
+    state.host.remove_connector(&name).await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// Turns the connector on.

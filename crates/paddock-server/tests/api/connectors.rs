@@ -1,6 +1,6 @@
 //! The connectors resource over real TCP: add a stdio MCP server (the test server) with its
-//! token, list it (with its entry, for editing), its tools, test, disable; unknown names and
-//! bad entries refused; no answer carries the token.
+//! token, list it (with its entry, for editing), its tools, test, disable, remove (the token
+//! deleted too); unknown names and bad entries refused; no answer carries the token.
 
 #![allow(clippy::unwrap_used, reason = "test code: a panic is a failed test")]
 
@@ -12,7 +12,7 @@ use serde_json::json;
 const TOKEN: &str = "tok-PLANTED-api-connector-0123456789";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn connectors_are_added_listed_tested_and_disabled_through_the_api() {
+async fn connectors_are_added_listed_tested_disabled_and_removed_through_the_api() {
     // The file key store, in the test's own folder.
     let keys = common::temp_dir();
     // SAFETY: set before the server starts threads that read the environment.
@@ -119,4 +119,37 @@ async fn connectors_are_added_listed_tested_and_disabled_through_the_api() {
     for answer in [added, tools, listed, report, disabled] {
         assert!(!answer.to_string().contains(TOKEN));
     }
+
+    // Removed while running (enabled again, its tools listed): gone from the list and the
+    // config, its token gone from the key store; a second removal is a 404.
+    server
+        .call(
+            server.post("/v1/connectors/tracker/enable", &json!(null)),
+            200,
+        )
+        .await;
+    server
+        .call(server.get("/v1/connectors/tracker/tools"), 200)
+        .await;
+    let secrets = keys.path().join("paddock").join("secrets.toml");
+    assert!(std::fs::read_to_string(&secrets).unwrap().contains(TOKEN));
+    let remove = || {
+        server
+            .client
+            .delete(server.url("/v1/connectors/tracker"))
+            .bearer_auth(&server.token)
+    };
+    assert_eq!(server.call(remove(), 204).await, serde_json::Value::Null);
+    assert_eq!(
+        server.call(server.get("/v1/connectors"), 200).await,
+        json!([])
+    );
+    let file = std::fs::read_to_string(server.paths.config_file()).unwrap();
+    assert!(
+        !file.contains("[[connectors]]") && !file.contains("tracker"),
+        "{file}"
+    );
+    assert!(!std::fs::read_to_string(&secrets).unwrap().contains(TOKEN));
+    let again = server.call(remove(), 404).await;
+    assert_eq!(again["code"], "connector_not_found");
 }

@@ -1,6 +1,7 @@
 //! `paddock connectors` through the built binary, as a user configures one: `add` with the
 //! token piped on stdin (into the owner-only file key store, never the config), `list`,
-//! `tools`, `test` against the real MCP test server, `edit`, `disable` and `enable`, with the
+//! `tools`, `test` against the real MCP test server, `edit`, `disable`, `enable` and `remove`
+//! (the token deleted from the key store), with the
 //! config file keeping the user's comments; bad input refused naming what was wrong and
 //! changing nothing. The token appears in no output and no file but the key store's.
 
@@ -66,7 +67,7 @@ fn files_holding(root: &std::path::Path, needle: &str) -> Vec<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_connector_is_added_listed_tested_edited_and_turned_off_and_on_from_the_cli() {
+async fn a_connector_is_added_listed_tested_edited_turned_off_and_on_and_removed_from_the_cli() {
     let machine = Machine::new(CONFIG);
     let server = test_support::binaries::mcp_test_server()
         .display()
@@ -251,4 +252,31 @@ async fn a_connector_is_added_listed_tested_edited_and_turned_off_and_on_from_th
         holding[0].contains("state"),
         "the key store holds it: {holding:?}"
     );
+
+    // Removed: the entry leaves the config (its comments stay), the token leaves the key
+    // store, and a second removal is refused naming the connector.
+    let (code, out, err) = machine.run(&["connectors", "remove", "tracker"]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("token was deleted"), "{out}");
+    let text = std::fs::read_to_string(&config_file).unwrap();
+    assert!(
+        !text.contains("tracker") && !text.contains("[[connectors]]"),
+        "{text}"
+    );
+    assert!(
+        text.starts_with("# my machine\n") && text.contains("# the key comes from the environment"),
+        "{text}"
+    );
+    assert_eq!(
+        files_holding(machine.root.path(), TOKEN),
+        Vec::<String>::new()
+    );
+    let (_, out, _) = machine.run(&["connectors", "list", "--json"]).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).unwrap(),
+        serde_json::json!([])
+    );
+    let (code, out, err) = machine.run(&["connectors", "remove", "tracker"]).await;
+    assert_ne!(code, 0, "{out}{err}");
+    assert!(err.contains("no connector `tracker`"), "{err}");
 }

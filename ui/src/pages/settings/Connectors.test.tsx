@@ -176,6 +176,36 @@ describe("Settings ▸ Connectors", () => {
     expect(app.seen.some((r) => r.method === "POST" && r.path === "/v1/connectors/docs/disable")).toBe(true);
   });
 
+  it("removes a connector after asking, and keeps it with the host's reason when the host refuses", async () => {
+    let refuse = true;
+    const { app } = page([info(DOCS), info({ ...DOCS, name: "notes", env: {} })], {
+      "DELETE /v1/connectors/docs": () =>
+        refuse ? errorAnswer(400, "invalid_setting", "connectors: the config file is not valid TOML") : new Response(null, { status: 204 }),
+    });
+    const docs = await screen.findByRole("listitem", { name: "docs" });
+    fireEvent.click(within(docs).getByRole("button", { name: "Remove docs" }));
+    const dialog = await screen.findByRole("dialog", { name: "Remove docs?" });
+    expect(dialog.textContent).toContain("token is deleted from the key store");
+    // Cancel sends nothing.
+    fireEvent.click(within(dialog).getByRole("button", { name: "Cancel" }));
+    expect(app.seen.some((r) => r.method === "DELETE")).toBe(false);
+    // Refused: the reason in the dialog, the connector still listed.
+    fireEvent.click(within(docs).getByRole("button", { name: "Remove docs" }));
+    const again = await screen.findByRole("dialog", { name: "Remove docs?" });
+    fireEvent.click(within(again).getByRole("button", { name: "Remove connector" }));
+    const alert = await within(again).findByRole("alert");
+    expect(alert.textContent).toContain("not valid TOML");
+    expect(screen.getByRole("listitem", { name: "docs" })).toBeTruthy();
+    // Accepted: gone from the list, the other one stays.
+    refuse = false;
+    fireEvent.click(within(again).getByRole("button", { name: "Remove connector" }));
+    await waitFor(() => {
+      expect(screen.queryByRole("listitem", { name: "docs" })).toBeNull();
+    });
+    expect(screen.getByRole("listitem", { name: "notes" })).toBeTruthy();
+    expect(app.seen.filter((r) => r.method === "DELETE").map((r) => r.path)).toEqual(["/v1/connectors/docs", "/v1/connectors/docs"]);
+  });
+
   it("shows why the tools could not be listed", async () => {
     page([info(DOCS)], {
       "GET /v1/connectors/docs/tools": () => errorAnswer(502, "connector_failed", "the connector `docs` could not start: no such file"),

@@ -4,7 +4,8 @@ import type { ConnectorTestReport } from "@server/ConnectorTestReport";
 import type { ConnectorToolInfo } from "@server/ConnectorToolInfo";
 import { createEffect, createResource, createSignal, For, Index, type JSX, Match, on, Show, Switch } from "solid-js";
 import { useApp } from "../../app/context";
-import { connectorTools, listConnectors, saveConnector, setConnectorEnabled, testConnector } from "../../api/connectors";
+import { connectorTools, listConnectors, removeConnector, saveConnector, setConnectorEnabled, testConnector } from "../../api/connectors";
+import { Dialog } from "../../components/Dialog";
 import { Badge } from "../../components/Badge";
 import { Icon } from "../../components/Icon";
 import { PageHeader } from "../../components/PageHeader";
@@ -18,12 +19,32 @@ import { statusWords, transportWords } from "./connectors/words";
 /**
  * Settings ▸ Connectors: the MCP servers the agent may call from the host, each with its
  * state, what it sends (names only: a token never comes back), its tools with the names the
- * model sees and their risks; add, edit, turn on or off, test.
+ * model sees and their risks; add, edit, turn on or off, test, remove.
  */
 export default function Connectors(): JSX.Element {
   const app = useApp();
   const [connectors, { refetch, mutate }] = createResource(() => listConnectors(app.api));
   const [editing, setEditing] = createSignal<ConnectorInfo | "new" | null>(null);
+  const [removing, setRemoving] = createSignal<string | null>(null);
+  const [removeBusy, setRemoveBusy] = createSignal(false);
+  const [removeProblem, setRemoveProblem] = createSignal<string | null>(null);
+  const askRemove = (name: string | null) => {
+    setRemoveProblem(null);
+    setRemoving(name);
+  };
+  const remove = async (name: string) => {
+    setRemoveBusy(true);
+    setRemoveProblem(null);
+    try {
+      await removeConnector(app.api, name);
+      mutate((list) => (list ?? []).filter((c) => c.name !== name));
+      setRemoving(null);
+    } catch (error) {
+      setRemoveProblem(describeError(error).message);
+    } finally {
+      setRemoveBusy(false);
+    }
+  };
   const ready = () => connectors.state === "ready" || connectors.state === "refreshing";
   const list = (): ConnectorInfo[] => (ready() ? (connectors.latest ?? []) : []);
   const replace = (info: ConnectorInfo) => {
@@ -75,6 +96,7 @@ export default function Connectors(): JSX.Element {
                     onChanged={replace}
                     onStarted={() => void refetch()}
                     onEdit={() => setEditing(connector())}
+                    onRemove={() => { askRemove(connector().name); }}
                   />
                 )}
               </Index>
@@ -82,6 +104,40 @@ export default function Connectors(): JSX.Element {
           </Match>
         </Switch>
       </section>
+      <Dialog
+        open={removing() !== null}
+        title={`Remove ${removing() ?? "the connector"}?`}
+        description="Its entry leaves your config file, its server stops, and its token is deleted from the key store. Sessions no longer offer its tools."
+        onClose={() => { askRemove(null); }}
+        footer={
+          <>
+            <button type="button" class="button" onClick={() => { askRemove(null); }}>
+              Cancel
+            </button>
+            <button
+              type="button"
+              class="button button-danger"
+              disabled={removeBusy()}
+              onClick={() => {
+                const name = removing();
+                if (name) {
+                  void remove(name);
+                }
+              }}
+            >
+              {removeBusy() ? "Removing…" : "Remove connector"}
+            </button>
+          </>
+        }
+      >
+        <Show when={removeProblem()} fallback={<p>Adding it again later needs its token again.</p>}>
+          {(text) => (
+            <p class="field-error" role="alert">
+              {text()}
+            </p>
+          )}
+        </Show>
+      </Dialog>
       <Show when={editing()}>
         {(which) => (
           <ConnectorEditor
@@ -105,6 +161,7 @@ function ConnectorCard(props: {
   /** Listing the tools started the server: its state and tool count changed. */
   onStarted: () => void;
   onEdit: () => void;
+  onRemove: () => void;
 }): JSX.Element {
   const app = useApp();
   const [busy, setBusy] = createSignal(false);
@@ -269,6 +326,10 @@ function ConnectorCard(props: {
         <button type="button" class="button button-small button-ghost" onClick={() => { props.onEdit(); }}>
           <Icon name="edit" size={13} />
           Edit<span class="visually-hidden"> {props.connector.name}</span>
+        </button>
+        <button type="button" class="button button-small button-danger-ghost" onClick={() => { props.onRemove(); }}>
+          <Icon name="trash" size={13} />
+          Remove<span class="visually-hidden"> {props.connector.name}</span>
         </button>
       </div>
       <Show when={report()}>
