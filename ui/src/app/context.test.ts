@@ -1,7 +1,8 @@
 import { createRoot } from "solid-js";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ApiError } from "../api/errors";
-import { createDesktopAppState } from "./context";
+import type { PendingApproval } from "@server/PendingApproval";
+import { createDesktopAppState, mergePending } from "./context";
 
 afterEach(() => {
   vi.unstubAllGlobals();
@@ -52,6 +53,66 @@ describe("refreshInbox", () => {
       expect(app.inboxStatus().loaded).toBe(true);
       expect(app.inboxStatus().error).toBeInstanceOf(ApiError);
       expect(app.pending().map((p) => p.call_id)).toEqual(["c1"]);
+      dispose();
+    });
+  });
+});
+
+describe("mergePending", () => {
+  const waiting = (call: string, seq: number): PendingApproval => ({
+    session_id: "s1",
+    call_id: call,
+    tool: "run_bash",
+    args: { command: "ls" },
+    summary: "ls",
+    reason: "asks",
+    lasting_allowed: true,
+    seq,
+    asked_ms: 1,
+  });
+
+  it("keeps the objects of approvals still waiting, and the list itself when nothing changed", () => {
+    const shown = [waiting("c1", 1), waiting("c2", 2)];
+    const again = mergePending(shown, [waiting("c1", 1), waiting("c2", 2)]);
+    expect(again).toBe(shown);
+    const next = mergePending(shown, [waiting("c2", 2), waiting("c3", 3)]);
+    expect(next).toHaveLength(2);
+    expect(next[0]).toBe(shown[1]);
+    expect(next[1]).toEqual(waiting("c3", 3));
+    expect(mergePending(shown, [])).toEqual([]);
+    // The same call asked again later is a new approval.
+    expect(mergePending(shown, [waiting("c1", 9)])[0]).not.toBe(shown[0]);
+  });
+});
+
+describe("refreshInbox, read after read", () => {
+  it("keeps showing the same approval objects while they wait, so an open prompt is not rebuilt", async () => {
+    const one = {
+      session_id: "s1",
+      call_id: "c1",
+      tool: "run_bash",
+      args: {},
+      summary: "ls",
+      reason: "asks",
+      lasting_allowed: true,
+      seq: 1,
+      asked_ms: 1,
+    };
+    const answers = [[one], [one], [one, { ...one, call_id: "c2", seq: 2 }]];
+    vi.stubGlobal("fetch", () => Promise.resolve(Response.json(answers.shift() ?? [])));
+    await createRoot(async (dispose) => {
+      const app = createDesktopAppState({ base_url: "http://127.0.0.1:8420", token: "t" });
+      app.refreshInbox();
+      await settle();
+      const first = app.pending()[0];
+      const list = app.pending();
+      app.refreshInbox();
+      await settle();
+      expect(app.pending()).toBe(list);
+      app.refreshInbox();
+      await settle();
+      expect(app.pending().map((p) => p.call_id)).toEqual(["c1", "c2"]);
+      expect(app.pending()[0]).toBe(first);
       dispose();
     });
   });

@@ -55,6 +55,19 @@ interface Parts {
   signOut: () => void;
 }
 
+/**
+ * The inbox after a read: an approval still waiting keeps the object the page already shows
+ * (one call's approval never changes while it waits), so its prompt, with a deny reason being
+ * typed, is not built anew at every read; an unchanged inbox keeps the previous list itself.
+ */
+export function mergePending(previous: PendingApproval[], read: PendingApproval[]): PendingApproval[] {
+  const key = (p: PendingApproval) => `${p.session_id}\u0000${p.call_id}\u0000${String(p.seq)}`;
+  const shown = new Map(previous.map((p) => [key(p), p]));
+  const next = read.map((p) => shown.get(key(p)) ?? p);
+  const same = next.length === previous.length && next.every((p, i) => p === previous[i]);
+  return same ? previous : next;
+}
+
 function assemble(parts: Parts, storage: Storage): AppState {
   const [pending, setPending] = createSignal<PendingApproval[]>([]);
   const [inboxStatus, setInboxStatus] = createSignal<InboxStatus>({ loaded: false, error: null });
@@ -65,7 +78,7 @@ function assemble(parts: Parts, storage: Storage): AppState {
     }
     inbox(parts.api).then(
       (list) => {
-        setPending(list);
+        setPending((previous) => mergePending(previous, list));
         setInboxStatus({ loaded: true, error: null });
       },
       (error: unknown) => {

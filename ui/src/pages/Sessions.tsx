@@ -8,6 +8,7 @@ import { relativeTime, shortId } from "../components/format";
 import { Icon } from "../components/Icon";
 import { PageHeader } from "../components/PageHeader";
 import { FolderChips, SessionStateBadge } from "../components/SessionBits";
+import { reconciledStorage } from "../components/reconciled";
 import { AsyncView, describeError, Empty } from "../components/states";
 import { NewSessionDialog } from "./sessions/NewSession";
 
@@ -16,7 +17,10 @@ const REFRESH_MS = 5000;
 
 export default function Sessions(): JSX.Element {
   const app = useApp();
-  const [sessions, { refetch, mutate }] = createResource(() => listSessions(app.api));
+  // Reconciled by id: the five-second refresh updates rows in place (a focused row keeps focus).
+  const [sessions, { refetch, mutate }] = createResource(() => listSessions(app.api), {
+    storage: reconciledStorage,
+  });
   const [creating, setCreating] = createSignal(false);
   const [now, setNow] = createSignal(Date.now());
   const timer = setInterval(() => {
