@@ -24,7 +24,8 @@ impl AuditStore {
     ) -> Result<(), AuditError> {
         let (filter, params) = filters.where_clause(false)?;
         let sql = format!(
-            "SELECT seq, time_ms, session_id, content, prev_hash, hash FROM events {filter} ORDER BY seq"
+            "SELECT seq, time_ms, session_id, content, prev_hash, hash FROM events {} {filter} ORDER BY seq",
+            filters.index_hint()
         );
         let mut statement = self.conn.prepare(&sql)?;
         let mut rows = statement.query(rusqlite::params_from_iter(params))?;

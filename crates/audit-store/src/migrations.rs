@@ -16,6 +16,11 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         "0002_query_indexes",
         include_str!("../migrations/0002_query_indexes.sql"),
     ),
+    (
+        3,
+        "0003_time_bound_index",
+        include_str!("../migrations/0003_time_bound_index.sql"),
+    ),
 ];
 
 /// Applies the migrations a database lacks; refuses a database from a newer build. Safe when

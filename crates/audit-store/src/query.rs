@@ -117,6 +117,23 @@ impl Query {
         Ok((filter, params))
     }
 
+    /// The index to read a page by: a time bound with no filter that has an index of its own
+    /// reads `events_by_seq_time` (newest first, the time test answered from the index), which
+    /// SQLite's planner would not choose over the table itself.
+    pub(crate) fn index_hint(&self) -> &'static str {
+        let indexed = self.session_id.is_some()
+            || self.call_id.is_some()
+            || self.tool.is_some()
+            || self.decision.is_some()
+            || self.enforcement.is_some()
+            || self.status.is_some();
+        if (self.since_ms.is_some() || self.until_ms.is_some()) && !indexed {
+            "INDEXED BY events_by_seq_time"
+        } else {
+            ""
+        }
+    }
+
     fn encode_cursor(&self, before_seq: i64) -> String {
         hex::encode(format!("v1:{before_seq}:{}", self.fingerprint()))
     }
@@ -168,8 +185,9 @@ impl AuditStore {
         }
         let (filter, params) = query.where_clause(true)?;
         let sql = format!(
-            "SELECT seq, time_ms, session_id, content, prev_hash, hash FROM events {filter}
+            "SELECT seq, time_ms, session_id, content, prev_hash, hash FROM events {} {filter}
              ORDER BY seq DESC LIMIT {}",
+            query.index_hint(),
             limit + 1
         );
         let mut statement = self.conn.prepare_cached(&sql)?;

@@ -261,7 +261,10 @@ fn a_batch_is_all_or_nothing() {
 #[test]
 fn migrations_are_numbered_applied_in_order_and_recorded() {
     let names: Vec<&str> = MIGRATIONS.iter().map(|m| m.1).collect();
-    assert_eq!(names, ["0001_events", "0002_query_indexes"]);
+    assert_eq!(
+        names,
+        ["0001_events", "0002_query_indexes", "0003_time_bound_index"]
+    );
     for (i, (version, name, _)) in MIGRATIONS.iter().enumerate() {
         assert_eq!(*version, i as i64 + 1);
         assert!(name.starts_with(&format!("{version:04}_")));
@@ -281,13 +284,17 @@ fn migrations_are_numbered_applied_in_order_and_recorded() {
     };
     assert_eq!(
         recorded(&path),
-        vec![(1, "0001_events".into()), (2, "0002_query_indexes".into())]
+        vec![
+            (1, "0001_events".into()),
+            (2, "0002_query_indexes".into()),
+            (3, "0003_time_bound_index".into())
+        ]
     );
     // Reopening applies nothing twice.
     AuditStore::open(&path).unwrap();
-    assert_eq!(recorded(&path).len(), 2);
+    assert_eq!(recorded(&path).len(), 3);
 
-    // A database at version 1 gets version 2 on open.
+    // A database at version 1 gets versions 2 and 3 on open.
     let dir = tempfile::tempdir().unwrap();
     let old = dir.path().join("old.db");
     {
@@ -304,7 +311,7 @@ fn migrations_are_numbered_applied_in_order_and_recorded() {
         .unwrap();
     }
     AuditStore::open(&old).unwrap();
-    assert_eq!(recorded(&old).len(), 2);
+    assert_eq!(recorded(&old).len(), 3);
     let conn = Connection::open(&old).unwrap();
     let indexes: i64 = conn
         .query_row(
@@ -314,6 +321,14 @@ fn migrations_are_numbered_applied_in_order_and_recorded() {
         )
         .unwrap();
     assert_eq!(indexes, 7);
+    let time_indexes: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE '%time%'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(time_indexes, ["events_by_seq_time"]);
 
     // A database from a newer build is refused.
     conn.execute(
