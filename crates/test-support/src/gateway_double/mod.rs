@@ -97,6 +97,8 @@ pub struct Knobs {
     health: Mutex<ServiceStatus>,
     reject_credentials: Mutex<bool>,
     ready_delay: Mutex<Duration>,
+    /// `true` while new sandboxes are held in PROVISIONING (see `hold_launches`).
+    held: tokio::sync::watch::Sender<bool>,
     shadowed: Mutex<Vec<String>>,
     exposed: Mutex<Vec<String>>,
     attach_streams: Mutex<Vec<CancellationToken>>,
@@ -108,6 +110,7 @@ impl Default for Knobs {
             health: Mutex::new(ServiceStatus::Healthy),
             reject_credentials: Mutex::new(false),
             ready_delay: Mutex::new(Duration::ZERO),
+            held: tokio::sync::watch::Sender::new(false),
             shadowed: Mutex::default(),
             exposed: Mutex::default(),
             attach_streams: Mutex::default(),
@@ -205,6 +208,19 @@ impl GatewayDouble {
     /// Knob: how long new sandboxes stay PROVISIONING.
     pub fn set_ready_delay(&self, delay: Duration) {
         set(&self.knobs.ready_delay, delay);
+    }
+
+    /// Knob: new sandboxes stay PROVISIONING, nothing of them launched, until
+    /// [`GatewayDouble::release_launches`] (after the ready delay). A test that must act between
+    /// the gateway taking a create request and its launch holds them, instead of racing a
+    /// delay a loaded machine may overrun.
+    pub fn hold_launches(&self) {
+        self.knobs.held.send_replace(true);
+    }
+
+    /// Knob: launches held by [`GatewayDouble::hold_launches`] go on.
+    pub fn release_launches(&self) {
+        self.knobs.held.send_replace(false);
     }
 
     /// Knob: new sandboxes get an empty tmpfs over these mount targets (an image path that

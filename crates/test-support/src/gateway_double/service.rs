@@ -161,6 +161,11 @@ impl DoubleService {
             () = stop.cancelled() => return,
             () = tokio::time::sleep(delay) => {}
         }
+        let mut held = self.knobs.held.subscribe();
+        tokio::select! {
+            () = stop.cancelled() => return,
+            _ = held.wait_for(|held| !*held) => {}
+        }
         let fail = |reason: &str, message: String| {
             self.state
                 .set_phase(&name, SandboxPhase::Error, reason, &message);
