@@ -234,16 +234,9 @@ impl Host {
     /// other entries and comments stay), its server is stopped, and its token is deleted from
     /// the key store (the `env` store holds none). Returns whether a token was deleted.
     pub async fn remove_connector(&self, name: &str) -> Result<bool, HostError> {
-        let path = self.paths().config_file();
-        let current = crate::settings::read_user_file(&path)?;
-        let updated = with_entry(&current, name, None)?;
-        let machine = MachineConfig::from_texts(Some((&updated, &path))).map_err(
-            |ConfigError { key, problem, .. }| HostError::InvalidSetting { key, problem },
-        )?;
-        crate::settings::write_atomically(&path, &updated)?;
-        self.replace_config(machine.clone());
-        self.connector_set().sync(&machine.connectors).await;
-        let kind = machine.models.key_store;
+        let edit = self.edit_entry(name, None)?;
+        let kind = edit.machine.models.key_store;
+        self.commit_entry(edit).await?;
         if kind == KeyStoreKind::Env {
             return Ok(false);
         }
@@ -266,13 +259,8 @@ impl Host {
             key: format!("connectors.{}", e.field),
             problem: e.problem,
         })?;
-        let path = self.paths().config_file();
-        let current = crate::settings::read_user_file(&path)?;
-        let updated = with_entry(&current, &config.name, Some(&config))?;
-        let machine = MachineConfig::from_texts(Some((&updated, &path))).map_err(
-            |ConfigError { key, problem, .. }| HostError::InvalidSetting { key, problem },
-        )?;
-        validate_all(&machine.connectors).map_err(|e| HostError::InvalidSetting {
+        let edit = self.edit_entry(&config.name, Some(&config))?;
+        validate_all(&edit.machine.connectors).map_err(|e| HostError::InvalidSetting {
             key: e.field,
             problem: e.problem,
         })?;
@@ -282,15 +270,49 @@ impl Host {
                 problem: e.to_string(),
             })?;
             self.register_secret(key.clone()).await?;
-            let kind = machine.models.key_store;
+            let kind = edit.machine.models.key_store;
             let account = secret_account(&config.name);
             tokio::task::spawn_blocking(move || KeyStore::open(kind)?.set(&account, &key))
                 .await
                 .map_err(|e| HostError::Internal(format!("storing the token: {e}")))??;
         }
-        crate::settings::write_atomically(&path, &updated)?;
-        self.replace_config(machine.clone());
-        self.connector_set().sync(&machine.connectors).await;
+        self.commit_entry(edit).await?;
         self.connector(&config.name)
     }
+
+    /// The machine config file with connector `name`'s entry replaced by `config` (added when
+    /// new, removed when `None`), and the config it makes; nothing written yet.
+    fn edit_entry(
+        &self,
+        name: &str,
+        config: Option<&ConnectorConfig>,
+    ) -> Result<EntryEdit, HostError> {
+        let path = self.paths().config_file();
+        let current = crate::settings::read_user_file(&path)?;
+        let text = with_entry(&current, name, config)?;
+        let machine = MachineConfig::from_texts(Some((&text, &path))).map_err(
+            |ConfigError { key, problem, .. }| HostError::InvalidSetting { key, problem },
+        )?;
+        Ok(EntryEdit {
+            path,
+            text,
+            machine,
+        })
+    }
+
+    /// Writes the edited file, puts its config in force and brings the running connectors in
+    /// line with it.
+    async fn commit_entry(&self, edit: EntryEdit) -> Result<(), HostError> {
+        crate::settings::write_atomically(&edit.path, &edit.text)?;
+        self.replace_config(edit.machine.clone());
+        self.connector_set().sync(&edit.machine.connectors).await;
+        Ok(())
+    }
+}
+
+/// A connector entry changed in the machine config's text, not yet written.
+struct EntryEdit {
+    path: std::path::PathBuf,
+    text: String,
+    machine: MachineConfig,
 }

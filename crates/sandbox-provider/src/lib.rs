@@ -15,6 +15,7 @@ mod canaries;
 mod credentials;
 pub mod direct;
 mod error;
+mod fd_stat;
 mod grant_pins;
 pub mod local;
 pub mod openshell;

@@ -18,6 +18,8 @@ use std::path::{Path, PathBuf};
 use paddock_wall::pinned;
 use protocol::{CanaryResult, FolderAccess, FolderGrant};
 
+use crate::fd_stat::{fstat, stat_entry};
+
 /// The most entries one sweep looks at.
 pub const MAX_ENTRIES: usize = 200_000;
 
@@ -214,38 +216,6 @@ fn open_entry(dir: &OwnedFd, name: &[u8], flags: i32) -> io::Result<OwnedFd> {
     }
     // SAFETY: `fd` was just returned by openat and is owned here alone.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-/// `fstatat(dir, name, AT_SYMLINK_NOFOLLOW)`: the entry itself, a link not followed.
-fn stat_entry(dir: &OwnedFd, name: &[u8]) -> io::Result<libc::stat> {
-    let name = CString::new(name).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-    // SAFETY: an all-zero `stat` is a valid value of this plain C struct.
-    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: `name` is NUL-terminated, `dir` open and `stat` writable for the call.
-    let rc = unsafe {
-        libc::fstatat(
-            dir.as_raw_fd(),
-            name.as_ptr(),
-            &mut stat,
-            libc::AT_SYMLINK_NOFOLLOW,
-        )
-    };
-    if rc == 0 {
-        Ok(stat)
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
-fn fstat(fd: &OwnedFd) -> io::Result<libc::stat> {
-    // SAFETY: an all-zero `stat` is a valid value of this plain C struct.
-    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: `fd` is open and `stat` writable for the call.
-    if unsafe { libc::fstat(fd.as_raw_fd(), &mut stat) } == 0 {
-        Ok(stat)
-    } else {
-        Err(io::Error::last_os_error())
-    }
 }
 
 fn fchmod(fd: &OwnedFd, mode: u32) -> io::Result<()> {

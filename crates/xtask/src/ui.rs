@@ -1,7 +1,7 @@
 //! The web UI's tasks: install its npm packages, lint, type-check, unit-test, build, run the
 //! browser end-to-end tests in Debian's Chromium, and run the UI's benchmarks there.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::system;
@@ -121,23 +121,35 @@ pub fn e2e() -> Result<(), String> {
 /// test build), so nothing is built twice.
 pub fn e2e_with_built() -> Result<(), String> {
     system::ensure(&[system::BROWSER_E2E_PACKAGES])?;
-    let (runner, wall) = built_binaries()?;
-    let debug = root().join("target").join("debug");
     let mut e2e = npm();
     e2e.args(["run", "e2e"]);
-    for (name, path) in [
-        ("PADDOCK_BIN", debug.join("paddock")),
-        ("PADDOCK_FAKE_MODEL_SERVER", debug.join("fake-model-server")),
-        ("PADDOCK_MCP_TEST_SERVER", debug.join("mcp-test-server")),
+    name_binaries(&mut e2e, &root().join("target").join("debug"), Vec::new())?;
+    run(e2e)
+}
+
+/// Names in `command`'s environment the binaries the browser tests start: `paddock`, the fake
+/// model server and the MCP test server from `built`, the static runner and the wall launcher,
+/// and `extra`; refuses one that was not built.
+fn name_binaries(
+    command: &mut Command,
+    built: &Path,
+    extra: Vec<(&str, PathBuf)>,
+) -> Result<(), String> {
+    let (runner, wall) = built_binaries()?;
+    let common = [
+        ("PADDOCK_BIN", built.join("paddock")),
+        ("PADDOCK_FAKE_MODEL_SERVER", built.join("fake-model-server")),
+        ("PADDOCK_MCP_TEST_SERVER", built.join("mcp-test-server")),
         ("PADDOCK_TOOL_RUNNER", runner),
         ("PADDOCK_WALL", wall),
-    ] {
+    ];
+    for (name, path) in common.into_iter().chain(extra) {
         if !path.is_file() {
             return Err(format!("{name}: {} was not built", path.display()));
         }
-        e2e.env(name, path);
+        command.env(name, path);
     }
-    run(e2e)
+    Ok(())
 }
 
 /// The UI's benchmarks (`ui/bench/run.mjs`): the Sessions page's first meaningful paint, 200-row
@@ -185,27 +197,12 @@ fn run_bench(release: bool, args: &[String]) -> Result<(), String> {
         "seed_trail",
     ]);
     run(binaries)?;
-    let (runner, wall) = built_binaries()?;
     let built = root()
         .join("target")
         .join(if release { "release" } else { "debug" });
     let mut bench = npm();
     bench.args(["run", "bench", "--"]).args(args);
-    for (name, path) in [
-        ("PADDOCK_BIN", built.join("paddock")),
-        ("PADDOCK_FAKE_MODEL_SERVER", built.join("fake-model-server")),
-        ("PADDOCK_MCP_TEST_SERVER", built.join("mcp-test-server")),
-        (
-            "PADDOCK_SEED_TRAIL",
-            built.join("examples").join("seed_trail"),
-        ),
-        ("PADDOCK_TOOL_RUNNER", runner),
-        ("PADDOCK_WALL", wall),
-    ] {
-        if !path.is_file() {
-            return Err(format!("{name}: {} was not built", path.display()));
-        }
-        bench.env(name, path);
-    }
+    let seeder = built.join("examples").join("seed_trail");
+    name_binaries(&mut bench, &built, vec![("PADDOCK_SEED_TRAIL", seeder)])?;
     run(bench)
 }

@@ -8,6 +8,19 @@ afterEach(() => {
   vi.unstubAllGlobals();
 });
 
+/** An approval of session s1 waiting for an answer. */
+const waiting = (call: string, seq: number): PendingApproval => ({
+  session_id: "s1",
+  call_id: call,
+  tool: "run_bash",
+  args: { command: "ls" },
+  summary: "ls",
+  reason: "asks",
+  lasting_allowed: true,
+  seq,
+  asked_ms: 1,
+});
+
 /** Lets the inbox read's promise chain settle. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
 
@@ -16,19 +29,7 @@ describe("refreshInbox", () => {
     const answers: (() => Response)[] = [
       () => Response.json({ code: "internal", message: "the approvals store is locked" }, { status: 500 }),
       () =>
-        Response.json([
-          {
-            session_id: "s1",
-            call_id: "c1",
-            tool: "run_bash",
-            args: {},
-            summary: "ls",
-            reason: "asks",
-            lasting_allowed: true,
-            seq: 1,
-            asked_ms: 1,
-          },
-        ]),
+        Response.json([waiting("c1", 1)]),
       () => Response.json({ code: "internal", message: "locked again" }, { status: 500 }),
     ];
     vi.stubGlobal("fetch", () => Promise.resolve((answers.shift() ?? (() => Response.json([])))()));
@@ -59,18 +60,6 @@ describe("refreshInbox", () => {
 });
 
 describe("mergePending", () => {
-  const waiting = (call: string, seq: number): PendingApproval => ({
-    session_id: "s1",
-    call_id: call,
-    tool: "run_bash",
-    args: { command: "ls" },
-    summary: "ls",
-    reason: "asks",
-    lasting_allowed: true,
-    seq,
-    asked_ms: 1,
-  });
-
   it("keeps the objects of approvals still waiting, and the list itself when nothing changed", () => {
     const shown = [waiting("c1", 1), waiting("c2", 2)];
     const again = mergePending(shown, [waiting("c1", 1), waiting("c2", 2)]);
@@ -87,18 +76,8 @@ describe("mergePending", () => {
 
 describe("refreshInbox, read after read", () => {
   it("keeps showing the same approval objects while they wait, so an open prompt is not rebuilt", async () => {
-    const one = {
-      session_id: "s1",
-      call_id: "c1",
-      tool: "run_bash",
-      args: {},
-      summary: "ls",
-      reason: "asks",
-      lasting_allowed: true,
-      seq: 1,
-      asked_ms: 1,
-    };
-    const answers = [[one], [one], [one, { ...one, call_id: "c2", seq: 2 }]];
+    const one = waiting("c1", 1);
+    const answers = [[one], [one], [one, waiting("c2", 2)]];
     vi.stubGlobal("fetch", () => Promise.resolve(Response.json(answers.shift() ?? [])));
     await createRoot(async (dispose) => {
       const app = createDesktopAppState({ base_url: "http://127.0.0.1:8420", token: "t" });

@@ -12,6 +12,20 @@ export function Loading(props: { label?: string }): JSX.Element {
   );
 }
 
+/** What went wrong with the user's last action, in place and announced; nothing when `text` is empty. */
+export function ProblemNotice(props: { text: string | null | undefined }): JSX.Element {
+  return (
+    <Show when={props.text}>
+      {(text) => (
+        <p class="notice notice-danger" role="alert">
+          <Icon name="alert" />
+          <span>{text()}</span>
+        </p>
+      )}
+    </Show>
+  );
+}
+
 /** Nothing to show, said plainly, with what the user can do about it. */
 export function Empty(props: {
   title: string;

@@ -3,6 +3,7 @@ import { createResource, For, type JSX, Match, Show, Switch } from "solid-js";
 import { useApp } from "../app/context";
 import { sandboxStatus } from "../api/machine";
 import { EnforcementBadge } from "../components/Badge";
+import { CheckRow } from "../components/CheckRow";
 import { Icon } from "../components/Icon";
 import { describeError } from "../components/states";
 import type { SandboxBuild } from "./timeline";
@@ -123,24 +124,7 @@ function RefusalFixes(props: { provider: ProviderKind | null; diagnose: string }
         <Match when={failing().length > 0}>
           <h4 class="sandbox-card-subtitle">How to fix it</h4>
           <ul class="checks">
-            <For each={failing()}>
-              {(check) => (
-                <li class="check-row check-failed">
-                  <Icon name="alert" size={13} />
-                  <div>
-                    <span class="check-name">{check.name}</span>
-                    <span class="check-detail">{check.detail}</span>
-                    <Show when={check.fix}>
-                      {(fix) => (
-                        <span class="check-fix">
-                          Fix: <code>{fix()}</code>
-                        </span>
-                      )}
-                    </Show>
-                  </div>
-                </li>
-              )}
-            </For>
+            <For each={failing()}>{(check) => <CheckRow check={check} />}</For>
           </ul>
         </Match>
         <Match when={read()}>

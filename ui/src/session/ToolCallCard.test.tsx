@@ -2,36 +2,13 @@ import { cleanup, fireEvent, screen, waitFor } from "@solidjs/testing-library";
 import { afterEach, describe, expect, it } from "vitest";
 import { createLiveOutput } from "../output/LiveOutput";
 import { renderInApp, scriptedApp } from "../testing/app";
-import type { ToolCall } from "./timeline";
+import { newToolCall, type ToolCall } from "./timeline";
 import { ToolCallCard } from "./ToolCallCard";
 
 afterEach(cleanup);
 
 function call(change: Partial<ToolCall> = {}): ToolCall {
-  return {
-    kind: "tool",
-    key: "call-c1",
-    callId: "c1",
-    tool: "run_bash",
-    args: { command: "cargo test" },
-    phase: "requested",
-    summary: null,
-    reason: null,
-    lastingAllowed: false,
-    decidedBy: null,
-    scope: null,
-    denyReason: null,
-    enforcement: null,
-    status: null,
-    exitCode: null,
-    durationMs: null,
-    truncated: false,
-    timedOut: false,
-    networkDenials: [],
-    output: "",
-    startedMs: null,
-    ...change,
-  };
+  return { ...newToolCall("c1", "run_bash", { command: "cargo test" }), ...change };
 }
 
 function show(value: ToolCall, options: { canAct?: boolean; allowedHosts?: string[]; withLive?: boolean } = {}) {

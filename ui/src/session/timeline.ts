@@ -159,13 +159,9 @@ export function emptyTimeline(): TimelineState {
   };
 }
 
-function call(state: TimelineState, callId: string, tool: string, args: unknown): ToolCall {
-  const index = state.calls[callId];
-  const existing = index === undefined ? undefined : state.items[index];
-  if (existing?.kind === "tool") {
-    return existing;
-  }
-  const created: ToolCall = {
+/** A call as its request shows it: nothing decided, run or returned yet. */
+export function newToolCall(callId: string, tool: string, args: unknown): ToolCall {
+  return {
     kind: "tool",
     key: `call-${callId}`,
     callId,
@@ -188,6 +184,15 @@ function call(state: TimelineState, callId: string, tool: string, args: unknown)
     output: "",
     startedMs: null,
   };
+}
+
+function call(state: TimelineState, callId: string, tool: string, args: unknown): ToolCall {
+  const index = state.calls[callId];
+  const existing = index === undefined ? undefined : state.items[index];
+  if (existing?.kind === "tool") {
+    return existing;
+  }
+  const created = newToolCall(callId, tool, args);
   state.calls[callId] = state.items.length;
   state.items.push(created);
   return created;

@@ -11,11 +11,7 @@
     reason = "test code: a panic is a failed test"
 )]
 
-use std::process::Stdio;
-use std::time::Duration;
-
 use serde_json::Value;
-use tokio::io::AsyncWriteExt;
 
 use crate::cli_support::Machine;
 
@@ -23,28 +19,6 @@ const TOKEN: &str = "tok-cli-planted-connector-4d3c2b1a0f";
 
 const CONFIG: &str =
     "# my machine\n[models]\n# the key comes from the environment\nkey_store = \"file\"\n";
-
-/// `(exit code, stdout, stderr)` of `paddock ARGS` with `stdin` piped in.
-async fn run_with_stdin(machine: &Machine, args: &[&str], stdin: &str) -> (i32, String, String) {
-    let mut command = machine.command(args);
-    command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = command.spawn().unwrap();
-    let mut input = child.stdin.take().unwrap();
-    input.write_all(stdin.as_bytes()).await.unwrap();
-    drop(input);
-    let output = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
-        .await
-        .expect("paddock finished in time")
-        .unwrap();
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
 
 fn files_holding(root: &std::path::Path, needle: &str) -> Vec<String> {
     let mut found = Vec::new();
@@ -76,23 +50,23 @@ async fn a_connector_is_added_listed_tested_edited_turned_off_and_on_and_removed
     let mut outputs = String::new();
 
     // Added with its token piped in.
-    let (code, out, err) = run_with_stdin(
-        &machine,
-        &[
-            "connectors",
-            "add",
-            "tracker",
-            "--transport",
-            "stdio",
-            "--command",
-            &server,
-            "--env",
-            "MCP_TEST_TOKEN={secret}",
-            "--token-stdin",
-        ],
-        &format!("{TOKEN}\n"),
-    )
-    .await;
+    let (code, out, err) = machine
+        .run_with_stdin(
+            &[
+                "connectors",
+                "add",
+                "tracker",
+                "--transport",
+                "stdio",
+                "--command",
+                &server,
+                "--env",
+                "MCP_TEST_TOKEN={secret}",
+                "--token-stdin",
+            ],
+            &format!("{TOKEN}\n"),
+        )
+        .await;
     outputs.push_str(&out);
     outputs.push_str(&err);
     assert_eq!(code, 0, "{out}{err}");

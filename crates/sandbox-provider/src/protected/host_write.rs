@@ -19,6 +19,7 @@ use tool_protocol::{
 };
 
 use super::scan::{Scanner, normalize};
+use crate::fd_stat::{fstat, stat_entry};
 use crate::runner_client::CallError;
 
 /// `edit_file`'s size limit (the runner's).
@@ -69,35 +70,6 @@ fn open_at(dir: &OwnedFd, name: &std::ffi::OsStr, flags: i32, mode: u32) -> io::
     }
     // SAFETY: a fresh descriptor nothing else owns.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-fn stat_at(dir: &OwnedFd, name: &std::ffi::OsStr) -> io::Result<libc::stat> {
-    let name = c_name(name)?;
-    // SAFETY: an all-zero `stat` is a valid value for the kernel to fill in.
-    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: `name` is NUL-terminated, `stat` is valid for writes.
-    let rc = unsafe {
-        libc::fstatat(
-            dir.as_raw_fd(),
-            name.as_ptr(),
-            &mut stat,
-            libc::AT_SYMLINK_NOFOLLOW,
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(stat)
-}
-
-fn fstat(fd: &OwnedFd) -> io::Result<libc::stat> {
-    // SAFETY: as in `stat_at`.
-    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: `fd` is open and `stat` valid for writes.
-    if unsafe { libc::fstat(fd.as_raw_fd(), &mut stat) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(stat)
 }
 
 /// Gives a new file or folder the owner of the folder it was made in (when Paddock runs as
@@ -251,7 +223,7 @@ pub(crate) fn write(scanner: &Scanner, request: &ToolRequest) -> Result<ToolResu
         ToolRequest::WriteFile(args) => {
             let (dir, name) = open_parent(&root, &path, args.create_parents.unwrap_or(true))?;
             let content = args.content.as_bytes();
-            let (mut file, created) = match stat_at(&dir, &name) {
+            let (mut file, created) = match stat_entry(&dir, name.as_bytes()) {
                 Ok(stat) => {
                     check_regular(&path, &stat)?;
                     let fd =
@@ -292,7 +264,7 @@ pub(crate) fn write(scanner: &Scanner, request: &ToolRequest) -> Result<ToolResu
                 ));
             }
             let (dir, name) = open_parent(&root, &path, false)?;
-            let stat = stat_at(&dir, &name).map_err(|e| io_error(&path, &e))?;
+            let stat = stat_entry(&dir, name.as_bytes()).map_err(|e| io_error(&path, &e))?;
             check_regular(&path, &stat)?;
             if stat.st_size as u64 > MAX_EDIT_BYTES {
                 return Err(refuse(
@@ -348,7 +320,7 @@ pub(crate) fn write(scanner: &Scanner, request: &ToolRequest) -> Result<ToolResu
         }
         ToolRequest::Delete(args) => {
             let (dir, name) = open_parent(&root, &path, false)?;
-            let stat = stat_at(&dir, &name).map_err(|e| io_error(&path, &e))?;
+            let stat = stat_entry(&dir, name.as_bytes()).map_err(|e| io_error(&path, &e))?;
             let kind = match stat.st_mode & libc::S_IFMT {
                 libc::S_IFDIR => FileKind::Directory,
                 libc::S_IFLNK => FileKind::Symlink,

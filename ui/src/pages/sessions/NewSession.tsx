@@ -5,7 +5,7 @@ import type { SessionInfo } from "@server/SessionInfo";
 import { useNavigate } from "@solidjs/router";
 import { createResource, createSignal, For, Index, type JSX, Show } from "solid-js";
 import { useApp } from "../../app/context";
-import { describeError } from "../../components/states";
+import { describeError, ProblemNotice } from "../../components/states";
 import { sandboxCatalog } from "../../api/machine";
 import { createSession, sendTurn } from "../../api/sessions";
 import { readSettings, listSetting, textSetting } from "../../api/settings";
@@ -243,14 +243,7 @@ export function NewSessionDialog(props: {
           </Show>
         </details>
 
-        <Show when={problem()}>
-          {(text) => (
-            <div class="notice notice-danger" role="alert">
-              <Icon name="alert" />
-              <span>{text()}</span>
-            </div>
-          )}
-        </Show>
+        <ProblemNotice text={problem()} />
         <div class="form-actions">
           <button
             type="button"

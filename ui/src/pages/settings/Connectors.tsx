@@ -9,7 +9,7 @@ import { Dialog } from "../../components/Dialog";
 import { Badge } from "../../components/Badge";
 import { Icon } from "../../components/Icon";
 import { PageHeader } from "../../components/PageHeader";
-import { describeError, Empty, ErrorState, Loading } from "../../components/states";
+import { describeError, Empty, ErrorState, Loading, ProblemNotice } from "../../components/states";
 import { Toggle } from "../../components/Toggle";
 import { ConnectorEditor } from "./connectors/ConnectorEditor";
 import { ConnectorTools } from "./connectors/ConnectorTools";
@@ -342,14 +342,7 @@ function ConnectorCard(props: {
           </p>
         )}
       </Show>
-      <Show when={problem()}>
-        {(text) => (
-          <p class="notice notice-danger" role="alert">
-            <Icon name="alert" />
-            <span>{text()}</span>
-          </p>
-        )}
-      </Show>
+      <ProblemNotice text={problem()} />
       <Show when={(props.connector.enabled && showTools()) || (!props.connector.enabled && (report()?.tools.length ?? 0) > 0)}>
         <div class="connector-tools-panel">
           <Switch>

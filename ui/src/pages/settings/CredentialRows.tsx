@@ -6,7 +6,7 @@ import { removeCredential, saveCredential } from "../../api/settings";
 import { Badge } from "../../components/Badge";
 import { Dialog } from "../../components/Dialog";
 import { Icon } from "../../components/Icon";
-import { describeError } from "../../components/states";
+import { describeError, ProblemNotice } from "../../components/states";
 import { Toggle } from "../../components/Toggle";
 
 /**
@@ -93,14 +93,7 @@ export function CredentialRows(props: {
           </tbody>
         </table>
       </div>
-      <Show when={props.problem}>
-        {(message) => (
-          <p class="notice notice-danger" role="alert">
-            <Icon name="alert" />
-            <span>{message()}</span>
-          </p>
-        )}
-      </Show>
+      <ProblemNotice text={props.problem} />
       <Show when={editing()}>
         {(entry) => (
           <CustomEntryEditor
@@ -239,14 +232,7 @@ function CustomEntryEditor(props: {
           />
           {fieldError("hosts")}
         </label>
-        <Show when={general()}>
-          {(text) => (
-            <p class="notice notice-danger" role="alert">
-              <Icon name="alert" />
-              <span>{text()}</span>
-            </p>
-          )}
-        </Show>
+        <ProblemNotice text={general()} />
         <div class="form-actions">
           <Show when={existing()}>
             {(row) => (

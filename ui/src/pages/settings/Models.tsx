@@ -8,7 +8,7 @@ import { readSettings, textSetting, updateSettings } from "../../api/settings";
 import { Badge } from "../../components/Badge";
 import { Icon } from "../../components/Icon";
 import { PageHeader } from "../../components/PageHeader";
-import { AsyncView, describeError } from "../../components/states";
+import { AsyncView, describeError, ProblemNotice } from "../../components/states";
 
 const KEY_STORES: { value: string; label: string }[] = [
   { value: "keychain", label: "OS keychain (secret service)" },
@@ -113,14 +113,7 @@ function ModelForm(props: { settings: SettingsView; providers: ModelProvider[]; 
           </span>
         </label>
       </div>
-      <Show when={problem()}>
-        {(text) => (
-          <p class="notice notice-danger" role="alert">
-            <Icon name="alert" />
-            <span>{text()}</span>
-          </p>
-        )}
-      </Show>
+      <ProblemNotice text={problem()} />
       <div class="form-actions">
         <Show when={saved()}>
           <span class="field-ok" role="status">
@@ -265,14 +258,7 @@ function KeySection(props: { settings: SettingsView; providers: ModelProvider[];
           {stored()} Test the connection below.
         </p>
       </Show>
-      <Show when={problem()}>
-        {(text) => (
-          <p class="notice notice-danger" role="alert">
-            <Icon name="alert" />
-            <span>{text()}</span>
-          </p>
-        )}
-      </Show>
+      <ProblemNotice text={problem()} />
     </section>
   );
 }

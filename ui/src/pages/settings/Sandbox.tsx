@@ -8,10 +8,11 @@ import { useApp } from "../../app/context";
 import { sandboxCatalog, sandboxStatus } from "../../api/machine";
 import { listSetting, readSettings, textSetting, updateSettings } from "../../api/settings";
 import { Badge, EnforcementBadge } from "../../components/Badge";
+import { CheckRow } from "../../components/CheckRow";
 import { Dialog } from "../../components/Dialog";
 import { Icon } from "../../components/Icon";
 import { PageHeader } from "../../components/PageHeader";
-import { AsyncView, describeError, ErrorState, Loading } from "../../components/states";
+import { AsyncView, describeError, ErrorState, Loading, ProblemNotice } from "../../components/states";
 import { CredentialRows } from "./CredentialRows";
 import { HostListEditor } from "./HostListEditor";
 import { ProtectedList } from "./ProtectedList";
@@ -224,14 +225,7 @@ function ProviderSection(props: {
           )}
         </For>
       </fieldset>
-      <Show when={props.problem}>
-        {(message) => (
-          <p class="notice notice-danger" role="alert">
-            <Icon name="alert" />
-            <span>{message()}</span>
-          </p>
-        )}
-      </Show>
+      <ProblemNotice text={props.problem} />
       <Dialog
         open={confirmDirect()}
         title="Run sessions without a wall?"
@@ -295,24 +289,7 @@ function ProviderStatus(props: { kind: ProviderKind; version: SettingsView }): J
                 </Show>
               </p>
               <ul class="checks">
-                <For each={result.checks}>
-                  {(check) => (
-                    <li class="check-row" classList={{ "check-failed": !check.ok }}>
-                      <Icon name={check.ok ? "check" : "alert"} size={13} />
-                      <div>
-                        <span class="check-name">{check.name}</span>
-                        <span class="check-detail">{check.detail}</span>
-                        <Show when={!check.ok && check.fix}>
-                          {(fix) => (
-                            <span class="check-fix">
-                              Fix: <code>{fix()}</code>
-                            </span>
-                          )}
-                        </Show>
-                      </div>
-                    </li>
-                  )}
-                </For>
+                <For each={result.checks}>{(check) => <CheckRow check={check} />}</For>
               </ul>
             </>
           );
@@ -382,14 +359,7 @@ function ProfileSection(props: {
           )}
         </For>
       </fieldset>
-      <Show when={props.problem}>
-        {(message) => (
-          <p class="notice notice-danger" role="alert">
-            <Icon name="alert" />
-            <span>{message()}</span>
-          </p>
-        )}
-      </Show>
+      <ProblemNotice text={props.problem} />
     </section>
   );
 }

@@ -4,8 +4,7 @@ import { createSignal, For, type JSX, Show } from "solid-js";
 import { useApp } from "../../app/context";
 import { storeSecret } from "../../api/models";
 import { Badge } from "../../components/Badge";
-import { Icon } from "../../components/Icon";
-import { describeError } from "../../components/states";
+import { describeError, ProblemNotice } from "../../components/states";
 import { Toggle } from "../../components/Toggle";
 
 /**
@@ -38,14 +37,7 @@ export function SecretsSection(props: {
           {(secret) => <SecretRow secret={secret} onToggle={props.onToggle} onStored={props.onStored} />}
         </For>
       </ul>
-      <Show when={props.problem}>
-        {(message) => (
-          <p class="notice notice-danger" role="alert">
-            <Icon name="alert" />
-            <span>{message()}</span>
-          </p>
-        )}
-      </Show>
+      <ProblemNotice text={props.problem} />
     </section>
   );
 }

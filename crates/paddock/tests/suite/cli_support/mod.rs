@@ -14,6 +14,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use test_support::model_server::FakeModelServer;
+use tokio::io::AsyncWriteExt;
 
 /// The model key every run gets; tests assert it appears nowhere it must not.
 pub const KEY: &str = "sk-ant-test-0123456789abcdef";
@@ -66,12 +67,34 @@ impl Machine {
             .await
             .expect("paddock finished in time")
             .unwrap();
-        (
-            output.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&output.stdout).into_owned(),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
+        texts(&output)
     }
+
+    /// `(exit code, stdout, stderr)` of `paddock ARGS` with `stdin` piped in.
+    pub async fn run_with_stdin(&self, args: &[&str], stdin: &str) -> (i32, String, String) {
+        let mut command = self.command(args);
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().unwrap();
+        let mut input = child.stdin.take().unwrap();
+        input.write_all(stdin.as_bytes()).await.unwrap();
+        drop(input);
+        let output = tokio::time::timeout(Duration::from_secs(300), child.wait_with_output())
+            .await
+            .expect("paddock finished in time")
+            .unwrap();
+        texts(&output)
+    }
+}
+
+fn texts(output: &std::process::Output) -> (i32, String, String) {
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
 }
 
 /// `[models]` pointing at the fake model server, the key from the environment.

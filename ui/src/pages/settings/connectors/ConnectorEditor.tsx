@@ -5,8 +5,7 @@ import { createSignal, For, type JSX, Show, untrack } from "solid-js";
 import { useApp } from "../../../app/context";
 import { saveConnector } from "../../../api/connectors";
 import { Dialog } from "../../../components/Dialog";
-import { Icon } from "../../../components/Icon";
-import { describeError } from "../../../components/states";
+import { describeError, ProblemNotice } from "../../../components/states";
 import {
   type ConnectorDraft,
   configFrom,
@@ -279,14 +278,7 @@ export function ConnectorEditor(props: {
           {fieldError("risk")}
         </div>
 
-        <Show when={general()}>
-          {(text) => (
-            <p class="notice notice-danger" role="alert">
-              <Icon name="alert" />
-              <span>{text()}</span>
-            </p>
-          )}
-        </Show>
+        <ProblemNotice text={general()} />
         <div class="form-actions">
           <button type="button" class="button" onClick={() => { props.onClose(); }}>
             Cancel
